@@ -1,0 +1,53 @@
+#include "cli/app.hpp"
+
+#include <iostream>
+
+#include "model/errors.hpp"
+
+#ifndef STEPCAST_VERSION
+#define STEPCAST_VERSION "dev"
+#endif
+
+namespace stepcast::cli {
+
+void add_format_option(CLI::App* command, Format& format) {
+  command->add_option("--format", format, "Output format: text (for people) or json (for scripts)")
+      ->transform(CLI::CheckedTransformer(std::map<std::string, Format>{{"text", Format::text}, {"json", Format::json}},
+                                          CLI::ignore_case))
+      ->default_str("text");
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{"stepcast: predicts the step time, memory peak and wall clock of LLM training runs from the\n"
+               "model's shape, the corpus's sequence-length mix, padding and kernel tier; calibrated on\n"
+               "measurements of the real model on a real GPU.",
+               "stepcast"};
+  app.set_version_flag("--version", std::string("stepcast ") + STEPCAST_VERSION);
+  app.require_subcommand(1);
+  app.fallthrough(false);
+  add_describe_command(app);
+  try {
+    app.parse(argc, argv);
+    return 0;
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);  // prints the message and the usage line
+    return 2;
+  } catch (const InputError& e) {
+    for (const auto& line : e.problems()) std::cerr << "error: " << line << "\n";
+    return 2;
+  } catch (const CheckFailed& e) {
+    std::cerr << "check failed: " << e.what() << "\n";
+    return 1;
+  } catch (const Error& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 2;
+  }
+}
+
+}  // namespace stepcast::cli

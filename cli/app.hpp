@@ -1,0 +1,20 @@
+#pragma once
+// The stepcast program: CLI11 subcommands. Errors are thrown as stepcast::Error and turned into
+// exit codes in run() alone: 0 success, 1 a check failed, 2 bad input.
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+namespace stepcast::cli {
+
+enum class Format { text, json };
+
+// Adds `--format text|json` to a subcommand.
+void add_format_option(CLI::App* command, Format& format);
+
+// Each subcommand lives in its own file (cli/cmd_*.cpp) and registers itself here.
+void add_describe_command(CLI::App& app);
+
+int run(int argc, char** argv);
+
+}  // namespace stepcast::cli

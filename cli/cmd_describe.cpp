@@ -1,0 +1,171 @@
+// stepcast describe: the shape of a model as the cost model sees it.
+#include <nlohmann/json.hpp>
+
+#include <iostream>
+#include <set>
+#include <sstream>
+
+#include "cli/app.hpp"
+#include "cli/format.hpp"
+#include "cli/model_config.hpp"
+#include "model/counts.hpp"
+#include "model/errors.hpp"
+
+namespace stepcast::cli {
+namespace {
+
+struct DescribeOptions {
+  std::string model;
+  std::vector<std::string> lora_targets = model::default_lora_targets();
+  int64_t lora_rank = 16;
+  int64_t width = 4096;
+  Format format = Format::text;
+};
+
+std::set<std::string> lora_able_names(const model::ModelShape& shape) {
+  std::set<std::string> names;
+  for (const auto& m : model::expand_modules(shape))
+    if (m.kind == model::ModuleKind::linear) names.insert(m.short_name);
+  return names;
+}
+
+void check_targets(const model::ModelShape& shape, const model::LoraPlan& plan) {
+  if (plan.unmatched.empty()) return;
+  std::string valid;
+  for (const auto& n : lora_able_names(shape)) valid += (valid.empty() ? "" : ", ") + n;
+  std::vector<std::string> problems;
+  for (const auto& t : plan.unmatched)
+    problems.push_back("--lora-targets: '" + t + "' names no nn.Linear module of " + shape.name +
+                       ". Violated constraint: one of " + valid);
+  throw InputError(problems);
+}
+
+nlohmann::json describe_json(const model::ModelShape& shape, const DescribeOptions& o) {
+  const auto params = model::count_params(shape);
+  const auto lora = model::plan_lora(shape, o.lora_targets, o.lora_rank);
+  const auto flops = model::gemm_flops_per_token(shape);
+  nlohmann::json j;
+  j["model"] = shape.name;
+  j["model_type"] = shape.model_type;
+  j["total_params"] = params.total;
+  j["active_params"] = params.active_per_token;
+  j["embedding_params"] = params.embedding;
+  j["trainable_params"] = lora.params;
+  j["parameter_tensors"] = params.tensors;
+  j["state_dict_entries"] = params.state_dict_entries;
+  j["params_by_component"] = params.by_component;
+  j["lora_rank"] = lora.rank;
+  j["lora_targets"] = lora.targets;
+  j["lora_modules_by_target"] = lora.modules_by_target;
+  j["lora_modules"] = lora.modules;
+  j["lora_params"] = lora.params;
+  j["weight_bytes"] = {{"bfloat16", model::weight_bytes(shape, "bfloat16")},
+                       {"float32", model::weight_bytes(shape, "float32")},
+                       {"float8_e4m3fn", model::weight_bytes(shape, "float8_e4m3fn")}};
+  j["gemm_flops_per_token"] = {{"attention_proj", flops.attention_proj}, {"dense_mlp", flops.dense_mlp},
+                               {"experts", flops.experts},               {"router", flops.router},
+                               {"lm_head", flops.lm_head},               {"total", flops.total()}};
+  j["hidden_size"] = shape.hidden_size;
+  j["vocab_size"] = shape.vocab_size;
+  j["tie_word_embeddings"] = shape.tie_word_embeddings;
+  j["final_logit_softcap"] = shape.final_logit_softcap;
+  j["moe"] = {{"num_experts", shape.moe.num_experts}, {"top_k", shape.moe.top_k},
+              {"intermediate_size", shape.moe.intermediate_size}};
+  j["dense_intermediate_size"] = shape.intermediate_size;
+  j["attention_width"] = o.width;
+  nlohmann::json layers = nlohmann::json::array();
+  for (const auto& g : model::layers_by_type(shape)) {
+    const double w = static_cast<double>(o.width);
+    layers.push_back({{"type", g.type},
+                      {"count", g.indices.size()},
+                      {"indices", g.indices},
+                      {"num_heads", g.spec.num_heads},
+                      {"head_dim", g.spec.head_dim},
+                      {"num_kv_heads", g.spec.num_kv_heads},
+                      {"window", g.spec.window},
+                      {"has_v_proj", g.spec.has_v_proj},
+                      {"partial_rotary_factor", g.spec.partial_rotary_factor},
+                      {"score_flops_per_token_window_honoured",
+                       model::attention_score_flops(g.spec, o.width, model::ScoreWork::causal_window) / w},
+                      {"score_flops_per_token_full_square",
+                       model::attention_score_flops(g.spec, o.width, model::ScoreWork::full_square) / w}});
+  }
+  j["layers"] = layers;
+  return j;
+}
+
+void print_text(const nlohmann::json& j, std::ostream& out) {
+  out << j["model"].get<std::string>() << " (" << j["model_type"].get<std::string>() << ")\n";
+  out << "  parameters   " << with_commas(j["total_params"]) << " (" << billions(j["total_params"])
+      << "), active per token " << billions(j["active_params"]) << ", embedding " << billions(j["embedding_params"])
+      << "\n";
+  out << "  tensors      " << j["parameter_tensors"].get<int64_t>() << " parameter tensors, "
+      << j["state_dict_entries"].get<int64_t>() << " state-dict entries\n";
+  out << "  weights      " << fixed(j["weight_bytes"]["bfloat16"].get<double>() / (1024.0 * 1024 * 1024), 2)
+      << " GiB in bfloat16, " << fixed(j["weight_bytes"]["float32"].get<double>() / (1024.0 * 1024 * 1024), 2)
+      << " GiB in float32\n";
+  out << "  by component";
+  for (const auto& [name, n] : j["params_by_component"].items()) out << "  " << name << " " << billions(n);
+  out << "\n  layers       " << j["layers"].size() << " types\n";
+  for (const auto& l : j["layers"]) {
+    out << "    " << l["type"].get<std::string>() << " x" << l["count"].get<int64_t>() << ": " << l["num_heads"]
+        << " heads x " << l["head_dim"] << ", " << l["num_kv_heads"] << " KV heads"
+        << (l["has_v_proj"].get<bool>() ? "" : ", K=V (no v_proj)")
+        << (l["window"].get<int64_t>() > 0 ? ", window " + std::to_string(l["window"].get<int64_t>()) : "") << "\n";
+  }
+  if (j["moe"]["num_experts"].get<int64_t>() > 0)
+    out << "  experts      " << j["moe"]["num_experts"] << " experts, top-" << j["moe"]["top_k"] << ", width "
+        << j["moe"]["intermediate_size"] << " (beside a dense MLP of width " << j["dense_intermediate_size"] << ")\n";
+  out << "  LoRA         rank " << j["lora_rank"] << " on " << j["lora_modules"] << " modules:";
+  for (const auto& [name, n] : j["lora_modules_by_target"].items()) out << " " << name << " " << n;
+  out << "\n               " << with_commas(j["lora_params"]) << " trainable parameters\n";
+  out << "  GEMM FLOPs per token (forward): ";
+  const auto& f = j["gemm_flops_per_token"];
+  out << "attention proj " << fixed(f["attention_proj"].get<double>() / 1e9, 3) << " G, dense MLP "
+      << fixed(f["dense_mlp"].get<double>() / 1e9, 3) << " G, experts " << fixed(f["experts"].get<double>() / 1e9, 3)
+      << " G, router " << fixed(f["router"].get<double>() / 1e9, 3) << " G, LM head "
+      << fixed(f["lm_head"].get<double>() / 1e9, 3) << " G\n";
+  out << "  attention-score FLOPs per token at width " << j["attention_width"] << " (forward, all layers of a type):\n";
+  for (const auto& l : j["layers"]) {
+    const double n = l["count"].get<double>();
+    out << "    " << l["type"].get<std::string>() << ": "
+        << fixed(n * l["score_flops_per_token_window_honoured"].get<double>() / 1e9, 3) << " G causal"
+        << (l["window"].get<int64_t>() > 0 ? " within the window" : "") << ", "
+        << fixed(n * l["score_flops_per_token_full_square"].get<double>() / 1e9, 3) << " G if W x W is computed\n";
+  }
+}
+
+}  // namespace
+
+void add_describe_command(CLI::App& app) {
+  auto opts = std::make_shared<DescribeOptions>();
+  CLI::App* cmd = app.add_subcommand("describe", "Show a model's shape: parameters, layers by type, LoRA targets, FLOPs");
+  cmd->footer(
+      "Examples:\n"
+      "  stepcast describe --model gemma-4-26b-a4b\n"
+      "  stepcast describe --model path/to/config.json --lora-targets q_proj,v_proj --lora-rank 8 --format json\n"
+      "The model is a Hugging Face config.json path or a name under scenarios/models/.");
+  cmd->add_option("--model", opts->model, "config.json path, or a model name under scenarios/models/")->required();
+  cmd->add_option("--lora-targets", opts->lora_targets, "Comma-separated nn.Linear short names that LoRA wraps")
+      ->delimiter(',')
+      ->default_str("q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj");
+  cmd->add_option("--lora-rank", opts->lora_rank, "LoRA rank r (each wrapped module gains r*(in+out) parameters)")
+      ->check(CLI::PositiveNumber)
+      ->default_str("16");
+  cmd->add_option("--width", opts->width, "Width (tokens per row) at which to show attention-score FLOPs")
+      ->check(CLI::PositiveNumber)
+      ->default_str("4096");
+  add_format_option(cmd, opts->format);
+  cmd->callback([opts]() {
+    const model::ModelShape shape = load_model(opts->model);
+    check_targets(shape, model::plan_lora(shape, opts->lora_targets, opts->lora_rank));
+    const nlohmann::json j = describe_json(shape, *opts);
+    if (opts->format == Format::json) {
+      std::cout << j.dump(2) << "\n";
+    } else {
+      print_text(j, std::cout);
+    }
+  });
+}
+
+}  // namespace stepcast::cli

@@ -1,0 +1,79 @@
+#pragma once
+// Counts derived from a shape: parameters (total / active per token), LoRA targets and parameters,
+// forward GEMM FLOPs per token by component, attention-score FLOPs per row, weight bytes.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "model/modules.hpp"
+#include "model/shape.hpp"
+
+namespace stepcast::model {
+
+struct ParamCounts {
+  int64_t total = 0;             // every parameter once (tied embeddings once), as HF's num_parameters()
+  int64_t active_per_token = 0;  // total less the experts a token is not routed to
+  int64_t embedding = 0;
+  int64_t tensors = 0;           // parameter tensors
+  int64_t state_dict_entries = 0;  // tensors + persistent buffers + the tied lm_head alias
+  std::map<std::string, int64_t> by_component;  // "attention_proj", "dense_mlp", "experts", ...
+};
+
+ParamCounts count_params(const ModelShape& shape);
+
+struct LoraPlan {
+  std::vector<std::string> targets;           // as asked, in order
+  std::vector<std::string> unmatched;         // targets that name no LoRA-able module of this shape
+  std::map<std::string, int64_t> modules_by_target;
+  int64_t modules = 0;                        // wrapped nn.Linear modules
+  int64_t params = 0;                         // rank * (in + out) summed over them
+  int64_t rank = 0;
+};
+
+// The Linear modules that a peft-style target list wraps: every nn.Linear whose short name is in the
+// list. Experts (stacked 3-D tensors) and the router are not nn.Linear and are never wrapped.
+LoraPlan plan_lora(const ModelShape& shape, const std::vector<std::string>& targets, int64_t rank);
+
+// The standard target list of the seed: attention q,k,v,o and the dense MLP's gate, up, down.
+std::vector<std::string> default_lora_targets();
+
+// Forward GEMM FLOPs per processed token (2 per multiply-add), by component. Backward and recompute
+// multiples belong to the step model, not here.
+struct GemmFlopsPerToken {
+  double attention_proj = 0;
+  double dense_mlp = 0;
+  double experts = 0;   // top_k experts' MLPs
+  double router = 0;
+  double lm_head = 0;
+  double total() const { return attention_proj + dense_mlp + experts + router + lm_head; }
+};
+GemmFlopsPerToken gemm_flops_per_token(const ModelShape& shape);
+
+// How an attention kernel walks the score matrix of one row of width W.
+enum class ScoreWork {
+  causal_window,  // skips masked tiles: each query sees min(position + 1, window) keys
+  causal,         // skips the upper triangle but not the window: position + 1 keys
+  full_square,    // computes W x W (an explicit mask fed to a kernel that cannot skip)
+};
+
+// Number of (query, key) pairs a kernel computes for one row of width W on this layer.
+double attended_pairs(const AttentionSpec& layer, int64_t width, ScoreWork work);
+
+// Forward FLOPs of QK^T and PV for one row of width W on one layer: 4 * heads * head_dim * pairs.
+double attention_score_flops(const AttentionSpec& layer, int64_t width, ScoreWork work);
+
+// Bytes of all weights in the given dtype.
+int64_t weight_bytes(const ModelShape& shape, const std::string& dtype);
+
+// Layers grouped by type, in first-seen order: {type, count, indices}.
+struct LayerGroup {
+  std::string type;
+  AttentionSpec spec;
+  std::vector<int64_t> indices;
+};
+std::vector<LayerGroup> layers_by_type(const ModelShape& shape);
+
+std::string component_name(Component c);
+
+}  // namespace stepcast::model

@@ -1,0 +1,58 @@
+// The real executable on the shipped models: output and exit codes as a user sees them.
+#include <nlohmann/json.hpp>
+
+#include "catch.hpp"
+#include "cli_runner.hpp"
+#include "temp_file.hpp"
+
+using stepcast::testing::run_cli;
+using Catch::Matchers::Contains;
+
+TEST_CASE("describe gives the known answers for Gemma-4 in JSON", "[cli][describe]") {
+  const auto r = run_cli("describe --model gemma-4-26b-a4b --format json");
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["total_params"] == 25'233'141'760LL);
+  CHECK(j["lora_modules"] == 205);
+  CHECK(j["lora_targets"].size() == 7);
+  CHECK(j["active_params"].get<int64_t>() > 3'700'000'000);
+  CHECK(j["layers"].size() == 2);
+  CHECK(j["layers"][1]["type"] == "full_attention");
+  CHECK(j["lora_params"].get<int64_t>() > 0);
+}
+
+TEST_CASE("describe prints a readable summary for a dense model", "[cli][describe]") {
+  const auto r = run_cli("describe --model " STEPCAST_SCENARIOS "/models/llama-3-8b.json");
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Contains("8,030,261,248"));
+  CHECK_THAT(r.out, Contains("LoRA"));
+}
+
+TEST_CASE("bad input exits 2 with a message, never a crash", "[cli][validation]") {
+  static const stepcast::testing::TempFile broken("{\"model_type\": ", ".json");
+  const std::string broken_path = broken.path();
+  struct Case {
+    std::string args;
+    std::string message;
+  };
+  auto c = GENERATE_COPY(values<Case>({
+      {"describe --model no-such-model", "no-such-model"},
+      {"describe --model " + broken_path, "malformed JSON"},
+      {"describe --model gemma-4-26b-a4b --lora-targets q_prj", "'q_prj' names no nn.Linear module"},
+      {"describe --model gemma-4-26b-a4b --lora-rank 0", "--lora-rank"},
+      {"describe --model gemma-4-26b-a4b --format yaml", "--format"},
+      {"describe", "--model is required"},
+      {"no-such-command", ""},
+  }));
+  const auto r = run_cli(c.args);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Contains(c.message));
+}
+
+TEST_CASE("--help teaches and exits 0", "[cli]") {
+  const auto r = run_cli("describe --help");
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.out, Contains("Examples:"));
+  CHECK(run_cli("--help").exit_code == 0);
+  CHECK(run_cli("--version").exit_code == 0);
+}

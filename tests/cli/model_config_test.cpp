@@ -1,0 +1,87 @@
+// Hugging Face config.json parsing: families, and bad configs named precisely.
+#include "catch.hpp"
+#include "cli/model_config.hpp"
+#include "model/errors.hpp"
+#include "model/counts.hpp"
+#include "temp_file.hpp"
+
+using namespace stepcast;
+using Catch::Matchers::Contains;
+
+namespace {
+std::string error_of(const std::string& json) {
+  testing::TempFile f(json, ".json");
+  try {
+    cli::load_model_config(f.path());
+  } catch (const InputError& e) {
+    return std::string(e.what()).substr(f.path().size());
+  }
+  return "";
+}
+}  // namespace
+
+TEST_CASE("a gemma4 config with a text_config is read from the text_config", "[config]") {
+  testing::TempFile f(R"({"model_type": "gemma4", "text_config": {"model_type": "gemma4_text", "hidden_size": 64,
+    "vocab_size": 100, "intermediate_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "head_dim": 16,
+    "num_key_value_heads": 1, "sliding_window": 8, "layer_types": ["sliding_attention", "full_attention"]}})",
+                      ".json");
+  const auto s = cli::load_model_config(f.path());
+  CHECK(s.model_type == "gemma4_text");
+  CHECK(s.num_layers() == 2);
+  CHECK(s.layers[0].window == 8);
+  CHECK(s.layers[1].window == 0);
+  CHECK(s.tie_word_embeddings);
+}
+
+TEST_CASE("dense families: qwen2 has q,k,v biases, qwen3 has q/k norms, mistral a window", "[config]") {
+  const std::string base = R"("hidden_size": 64, "vocab_size": 100, "intermediate_size": 128,
+    "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "sliding_window": 16)";
+  testing::TempFile q2("{\"model_type\": \"qwen2\", " + base + "}", ".json");
+  testing::TempFile q3("{\"model_type\": \"qwen3\", " + base + ", \"head_dim\": 32}", ".json");
+  testing::TempFile mi("{\"model_type\": \"mistral\", " + base + "}", ".json");
+  const auto s2 = cli::load_model_config(q2.path());
+  CHECK(s2.layers[0].qkv_bias);
+  CHECK_FALSE(s2.layers[0].o_bias);
+  CHECK(s2.layers[0].window == 0);  // use_sliding_window defaults to false in Qwen2
+  // 3 biases: q (64) + k (32) + v (32) per layer on top of the weights.
+  const auto s3 = cli::load_model_config(q3.path());
+  CHECK(s3.layers[0].qk_norm);
+  CHECK(s3.layers[0].head_dim == 32);
+  CHECK(cli::load_model_config(mi.path()).layers[1].window == 16);
+  const auto p2 = model::count_params(s2);
+  const auto p3 = model::count_params(s3);
+  CHECK(p2.total > 0);
+  CHECK(p3.total > 0);
+}
+
+TEST_CASE("bad model configs name the field and the rule", "[config][validation]") {
+  struct Case {
+    std::string json;
+    std::string expected;
+  };
+  auto c = GENERATE(values<Case>({
+      {R"({"model_type": "llama", "vocab_size": 10, "intermediate_size": 8, "num_hidden_layers": 1, "num_attention_heads": 1})",
+       "hidden_size is missing. Violated constraint: required"},
+      {R"({"model_type": "llama", "hidden_size": "big", "vocab_size": 10, "intermediate_size": 8, "num_hidden_layers": 1, "num_attention_heads": 1})",
+       ":1:40: hidden_size = 'big'. Violated constraint: an integer"},
+      {R"({"model_type": "llama", "hidden_size": 0, "vocab_size": 10, "intermediate_size": 8, "num_hidden_layers": 1, "num_attention_heads": 1})",
+       "hidden_size = 0. Violated constraint: > 0"},
+      {R"({"model_type": "gpt2"})", "model_type = 'gpt2'. Violated constraint: one of"},
+      {R"({"hidden_size": 3})", "model_type is missing"},
+      {"{\"model_type\": \"llama\",\n \"hidden_size\": 64,,}", ":2:20: malformed JSON"},
+      {"", ":1:1: the file is empty"},
+      {R"({"model_type": "gemma4_text", "hidden_size": 64, "vocab_size": 100, "intermediate_size": 32, "num_hidden_layers": 2,
+          "num_attention_heads": 2, "head_dim": 16, "num_key_value_heads": 1, "sliding_window": 8,
+          "layer_types": ["sliding_attention"]})",
+       "layer_types has 1 entries. Violated constraint: == num_hidden_layers (2)"},
+      {R"({"model_type": "gemma4_text", "hidden_size": 64, "vocab_size": 100, "intermediate_size": 32, "num_hidden_layers": 1,
+          "num_attention_heads": 2, "head_dim": 16, "num_key_value_heads": 1, "enable_moe_block": true})",
+       "num_experts is missing"},
+  }));
+  CHECK_THAT(error_of(c.json), Contains(c.expected));
+}
+
+TEST_CASE("model names resolve under the shipped models folder", "[config]") {
+  CHECK_THAT(cli::resolve_model_path("llama-3-8b"), Contains("scenarios/models/llama-3-8b.json"));
+  CHECK_THROWS_AS(cli::resolve_model_path("no-such-model"), InputError);
+}
