@@ -1,0 +1,36 @@
+#pragma once
+// A micro-batch as the cost model sees it, and the interface every step-time / memory predictor
+// offers. The planner simulates runs through StepPredictor; the calibrated StepModel implements it.
+#include <cstdint>
+#include <vector>
+
+namespace stepcast::model {
+
+struct MicroBatch {
+  std::vector<int64_t> rows;  // real (unpadded) tokens of each row
+  int64_t width = 0;          // padded width: every row is right-padded to it; width >= max(rows)
+  // Packed rows (the planner's `pack` policy): each row concatenates several documents with a
+  // document (block-diagonal) mask. `documents` counts them; `sum_doc_len_sq` is the sum over all
+  // documents of length^2, the attention work of a kernel that honours document boundaries.
+  bool packed = false;
+  int64_t documents = 0;
+  double sum_doc_len_sq = 0;
+
+  int64_t num_rows() const { return static_cast<int64_t>(rows.size()); }
+  int64_t real_tokens() const {
+    int64_t n = 0;
+    for (int64_t r : rows) n += r;
+    return n;
+  }
+  int64_t padded_tokens() const { return num_rows() * width; }
+  bool has_padding() const { return real_tokens() < padded_tokens(); }
+};
+
+class StepPredictor {
+ public:
+  virtual ~StepPredictor() = default;
+  virtual double step_s(const MicroBatch& batch) const = 0;     // one forward + backward, seconds
+  virtual double peak_gib(const MicroBatch& batch) const = 0;   // peak allocated device memory, GiB
+};
+
+}  // namespace stepcast::model
