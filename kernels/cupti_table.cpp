@@ -1,0 +1,229 @@
+#include "kernels/cupti_table.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "model/errors.hpp"
+
+namespace stepcast::kernels {
+namespace {
+
+using nlohmann::json;
+
+json header_json(const CuptiTableHeader& h) {
+  // nlohmann's ordered_json would keep the key order; the version key must come first so that a
+  // reader can tell the format from the first bytes, so it is written by hand.
+  json rest = {{"device", h.device},         {"compute_major", h.compute_major},
+               {"compute_minor", h.compute_minor}, {"num_sms", h.num_sms},
+               {"steps", h.steps},           {"short_threshold_ns", h.short_threshold_ns},
+               {"label", h.label}};
+  return rest;
+}
+
+std::string header_line(const CuptiTableHeader& h) {
+  std::string body = header_json(h).dump();  // "{...}"
+  return "{\"stepcast_cupti_table\":" + std::to_string(kCuptiTableVersion) + "," + body.substr(1);
+}
+
+json row_json(const CuptiKernelRow& r) {
+  return {{"name", r.name},         {"kind", r.kind},       {"count", r.count},
+          {"total_ns", r.total_ns}, {"min_ns", r.min_ns},   {"max_ns", r.max_ns},
+          {"short_count", r.short_count}, {"short_ns", r.short_ns}};
+}
+
+std::string where(const std::string& source, size_t line, size_t col) {
+  return source + ":" + std::to_string(line) + ":" + std::to_string(col) + ": ";
+}
+
+// Reads `key` of `obj` into `out` when present; records a problem when it has the wrong type or range.
+template <typename T>
+void take(const json& obj, const char* key, T& out, bool required, Diagnostics& d, const std::string& at) {
+  const auto it = obj.find(key);
+  if (it == obj.end()) {
+    if (required) d.add(at + std::string(key) + " is missing. Violated constraint: required");
+    return;
+  }
+  try {
+    out = it->get<T>();
+  } catch (const json::exception&) {
+    d.add(at + std::string(key) + " = " + it->dump() + ". Violated constraint: wrong type");
+    return;
+  }
+  if constexpr (std::is_arithmetic_v<T>) {
+    if (out < 0) d.add(at + std::string(key) + " = " + it->dump() + ". Violated constraint: >= 0");
+  }
+}
+
+void check_keys(const json& obj, const std::set<std::string>& known, Diagnostics& d, const std::string& at) {
+  for (const auto& [key, value] : obj.items()) {
+    if (known.count(key) == 0) {
+      std::string list;
+      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+      d.add(at + key + " = " + value.dump() + ". Violated constraint: unknown key (known: " + list + ")");
+    }
+  }
+}
+
+CuptiTableHeader parse_header(const json& j, Diagnostics& d, const std::string& at) {
+  CuptiTableHeader h;
+  int version = 0;
+  take(j, "stepcast_cupti_table", version, true, d, at);
+  if (version != kCuptiTableVersion && j.contains("stepcast_cupti_table"))
+    d.add(at + "stepcast_cupti_table = " + std::to_string(version) +
+          ". Violated constraint: == " + std::to_string(kCuptiTableVersion) + " (the version this stepcast reads)");
+  take(j, "device", h.device, false, d, at);
+  take(j, "compute_major", h.compute_major, false, d, at);
+  take(j, "compute_minor", h.compute_minor, false, d, at);
+  take(j, "num_sms", h.num_sms, false, d, at);
+  take(j, "steps", h.steps, false, d, at);
+  if (h.steps < 1) d.add(at + "steps = " + std::to_string(h.steps) + ". Violated constraint: >= 1");
+  take(j, "short_threshold_ns", h.short_threshold_ns, false, d, at);
+  take(j, "label", h.label, false, d, at);
+  check_keys(j, {"stepcast_cupti_table", "device", "compute_major", "compute_minor", "num_sms", "steps",
+                 "short_threshold_ns", "label"},
+             d, at);
+  return h;
+}
+
+CuptiKernelRow parse_row(const json& j, Diagnostics& d, const std::string& at) {
+  CuptiKernelRow r;
+  take(j, "name", r.name, true, d, at);
+  take(j, "kind", r.kind, false, d, at);
+  if (r.kind != "kernel" && r.kind != "memcpy" && r.kind != "memset")
+    d.add(at + "kind = \"" + r.kind + "\". Violated constraint: one of kernel, memcpy, memset");
+  take(j, "count", r.count, true, d, at);
+  take(j, "total_ns", r.total_ns, true, d, at);
+  take(j, "min_ns", r.min_ns, false, d, at);
+  take(j, "max_ns", r.max_ns, false, d, at);
+  take(j, "short_count", r.short_count, false, d, at);
+  take(j, "short_ns", r.short_ns, false, d, at);
+  if (r.short_count > r.count)
+    d.add(at + "short_count = " + std::to_string(r.short_count) + ". Violated constraint: <= count");
+  if (r.short_ns > r.total_ns)
+    d.add(at + "short_ns = " + std::to_string(r.short_ns) + ". Violated constraint: <= total_ns");
+  check_keys(j, {"name", "kind", "count", "total_ns", "min_ns", "max_ns", "short_count", "short_ns"}, d, at);
+  return r;
+}
+
+}  // namespace
+
+void CuptiTableBuilder::add(std::string_view name, std::string_view kind, int64_t duration_ns) {
+  std::string key;
+  key.reserve(kind.size() + 1 + name.size());
+  key.append(kind).push_back('\n');
+  key.append(name);
+  auto [it, fresh] = rows_.try_emplace(std::move(key));
+  CuptiKernelRow& r = it->second;
+  if (fresh) {
+    r.name = std::string(name);
+    r.kind = std::string(kind);
+    r.min_ns = duration_ns;
+    r.max_ns = duration_ns;
+  }
+  ++r.count;
+  r.total_ns += duration_ns;
+  r.min_ns = std::min(r.min_ns, duration_ns);
+  r.max_ns = std::max(r.max_ns, duration_ns);
+  if (duration_ns < header_.short_threshold_ns) {
+    ++r.short_count;
+    r.short_ns += duration_ns;
+  }
+}
+
+CuptiTable CuptiTableBuilder::table() const {
+  CuptiTable t;
+  t.header = header_;
+  for (const auto& [key, row] : rows_) t.rows.push_back(row);
+  std::sort(t.rows.begin(), t.rows.end(), [](const CuptiKernelRow& a, const CuptiKernelRow& b) {
+    if (a.total_ns != b.total_ns) return a.total_ns > b.total_ns;
+    if (a.name != b.name) return a.name < b.name;
+    return a.kind < b.kind;
+  });
+  return t;
+}
+
+std::string cupti_table_to_jsonl(const CuptiTable& table) {
+  std::string out = header_line(table.header) + "\n";
+  for (const auto& r : table.rows) out += row_json(r).dump() + "\n";
+  return out;
+}
+
+void write_cupti_table(const CuptiTable& table, const std::filesystem::path& path) {
+  const std::filesystem::path tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << cupti_table_to_jsonl(table);
+    out.flush();
+    if (!out) throw Error("cannot write " + tmp.string());
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) throw Error("cannot rename " + tmp.string() + " to " + path.string() + ": " + ec.message());
+}
+
+bool looks_like_cupti_table(std::string_view first_bytes) {
+  size_t i = 0;
+  while (i < first_bytes.size() && (first_bytes[i] == ' ' || first_bytes[i] == '\t' || first_bytes[i] == '\n' ||
+                                    first_bytes[i] == '\r'))
+    ++i;
+  if (i >= first_bytes.size() || first_bytes[i] != '{') return false;
+  ++i;
+  while (i < first_bytes.size() && (first_bytes[i] == ' ' || first_bytes[i] == '\t')) ++i;
+  return first_bytes.substr(i, 22) == "\"stepcast_cupti_table\"";
+}
+
+CuptiTable parse_cupti_table(std::string_view text, const std::string& source_name) {
+  Diagnostics d;
+  CuptiTable t;
+  bool have_header = false;
+  size_t line_no = 0;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view line = text.substr(start, end - start);
+    start = end + 1;
+    ++line_no;
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    json j;
+    try {
+      j = json::parse(line);
+    } catch (const json::parse_error& e) {
+      d.add(where(source_name, line_no, e.byte) + "malformed JSON (" + std::string(e.what()) + ")");
+      continue;
+    }
+    const std::string at = where(source_name, line_no, 1);
+    if (!j.is_object()) {
+      d.add(at + "a line is " + std::string(j.type_name()) + ". Violated constraint: a JSON object");
+      continue;
+    }
+    if (!have_header) {
+      if (!j.contains("stepcast_cupti_table")) {
+        d.add(at + "the first line is not a table header. Violated constraint: starts with "
+                   "{\"stepcast_cupti_table\": 1, ...}");
+        return (d.throw_if_any(), t);
+      }
+      t.header = parse_header(j, d, at);
+      have_header = true;
+      continue;
+    }
+    t.rows.push_back(parse_row(j, d, at));
+  }
+  if (!have_header) d.add(source_name + ":1:1: empty table. Violated constraint: a header line");
+  d.throw_if_any();
+  return t;
+}
+
+CuptiTable read_cupti_table(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path.string() + ": cannot open for reading");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_cupti_table(ss.str(), path.string());
+}
+
+}  // namespace stepcast::kernels
