@@ -1,0 +1,78 @@
+#pragma once
+// Batching policies: how a corpus becomes the micro-batches of a run, exactly as padded and truncated.
+//
+//   fixed           corpus order, R samples per micro-batch, every row padded to max_length
+//   pad-to-longest  corpus order, R samples per micro-batch, padded to the micro-batch's longest row
+//   sorted-buckets  sort by length (stable), cut into buckets of k consecutive samples, shuffle the
+//                   samples inside each bucket, form micro-batches of R inside the bucket (a bucket's
+//                   last micro-batch may be short), then shuffle all micro-batches. k <= R gives the
+//                   tightest grouping; a larger k mixes lengths inside a micro-batch and pads more.
+//   bucket-to-pair  sort by length (stable), cut into micro-batches of R consecutive samples (rows of
+//                   equal or near-equal length), then shuffle the micro-batches to mix the run.
+//   pack            corpus order, next-fit: a sample goes into the current row of max_length tokens if it
+//                   fits, else it opens a new row; R rows per micro-batch; document-masked (MicroBatch.packed).
+//
+// Every policy first truncates each sample to max_length (a sample is truncated, never split), and
+// the last micro-batch of the run may hold fewer than R rows. Shuffles use `seed` (planner/random.hpp).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/batch.hpp"
+#include "planner/corpus.hpp"
+
+namespace stepcast::planner {
+
+enum class Policy { fixed, pad_to_longest, sorted_buckets, bucket_to_pair, pack };
+
+std::string policy_name(Policy policy);
+std::optional<Policy> parse_policy(std::string_view name);
+const std::vector<std::string>& policy_names();
+
+struct BatchingSpec {
+  Policy policy = Policy::pad_to_longest;
+  int64_t micro_batch = 1;    // rows per micro-batch (R)
+  int64_t max_length = 4096;  // tokens; samples are truncated to it, packed rows are this wide
+  int64_t bucket_size = 64;   // samples per bucket (sorted-buckets only)
+  uint64_t seed = 0;          // for the shuffles
+};
+
+// Truncation at max_length: samples cut and tokens lost (`kept` tokens are the last ones of a sample,
+// as in supervised fine-tuning where the prompt is masked, so they are lost first).
+struct Truncation {
+  int64_t samples = 0;
+  int64_t tokens = 0;
+  int64_t kept_tokens = 0;
+};
+
+// The micro-batches of one pass over the corpus, in the order they run, stored flat so that a
+// million samples cost a few vectors and no allocation per micro-batch.
+struct Schedule {
+  bool packed = false;
+  std::vector<int32_t> row_tokens;          // real tokens of each row (after truncation), batch after batch
+  std::vector<int64_t> batch_row_begin;     // batch b owns rows [batch_row_begin[b], batch_row_begin[b+1])
+  std::vector<int32_t> batch_width;         // padded width of each batch
+  std::vector<int32_t> sample_order;        // sample ids in the order they run
+  std::vector<int64_t> batch_sample_begin;  // batch b owns samples [batch_sample_begin[b], ...[b+1])
+  std::vector<int32_t> batch_documents;     // packed only: documents in the batch
+  std::vector<double> batch_sum_doc_len_sq; // packed only: sum of document length^2 in the batch
+
+  int64_t samples = 0;
+  int64_t real_tokens = 0;       // after truncation
+  int64_t processed_tokens = 0;  // sum over micro-batches of rows * width
+  int64_t kept_tokens = 0;       // after truncation; 0 when the corpus has no `kept`
+  Truncation truncated;
+
+  int64_t num_batches() const { return static_cast<int64_t>(batch_width.size()); }
+  int64_t padding_tokens() const { return processed_tokens - real_tokens; }
+  // Padded-but-not-real tokens over processed tokens (0 for an empty schedule).
+  double padding_fraction() const;
+  // Writes batch b into `out`, reusing its row storage.
+  void fill(int64_t b, model::MicroBatch& out) const;
+};
+
+Schedule build_schedule(const Corpus& corpus, const BatchingSpec& spec);
+
+}  // namespace stepcast::planner

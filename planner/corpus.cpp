@@ -1,0 +1,65 @@
+#include "planner/corpus.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "planner/random.hpp"
+
+namespace stepcast::planner {
+
+int64_t Corpus::total_tokens() const {
+  int64_t n = 0;
+  for (int32_t l : lengths) n += l;
+  return n;
+}
+
+int32_t Corpus::max_length() const {
+  int32_t m = 0;
+  for (int32_t l : lengths) m = std::max(m, l);
+  return m;
+}
+
+namespace {
+
+size_t pick_component(const std::vector<LogNormalComponent>& components, double total_weight, Rng& rng) {
+  double u = rng.uniform() * total_weight;
+  for (size_t i = 0; i + 1 < components.size(); ++i) {
+    if (u < components[i].weight) return i;
+    u -= components[i].weight;
+  }
+  return components.size() - 1;
+}
+
+}  // namespace
+
+Corpus generate_synthetic(const SyntheticSpec& spec) {
+  Corpus corpus;
+  corpus.lengths.reserve(static_cast<size_t>(spec.samples));
+  double total_weight = 0;
+  for (const auto& c : spec.components) total_weight += c.weight;
+  Rng rng(spec.seed);
+  for (int64_t i = 0; i < spec.samples; ++i) {
+    const auto& c = spec.components[pick_component(spec.components, total_weight, rng)];
+    const double length = std::round(c.median_tokens * std::exp(c.sigma * rng.normal()));
+    const double clamped = std::clamp(length, static_cast<double>(spec.min_length), static_cast<double>(spec.max_length));
+    corpus.lengths.push_back(static_cast<int32_t>(clamped));
+  }
+  if (spec.roots > 0) {
+    corpus.roots.reserve(static_cast<size_t>(spec.samples));
+    for (int64_t i = 0; i < spec.samples; ++i)
+      corpus.roots.push_back(static_cast<int32_t>(rng.below(static_cast<uint64_t>(spec.roots))));
+    corpus.num_roots = spec.roots;
+  }
+  return corpus;
+}
+
+Corpus expand_histogram(const std::vector<HistogramBin>& bins, uint64_t seed) {
+  Corpus corpus;
+  for (const auto& bin : bins)
+    corpus.lengths.insert(corpus.lengths.end(), static_cast<size_t>(bin.count), static_cast<int32_t>(bin.length));
+  Rng rng(seed);
+  shuffle(corpus.lengths.begin(), corpus.lengths.end(), rng);
+  return corpus;
+}
+
+}  // namespace stepcast::planner

@@ -1,0 +1,95 @@
+#include "planner/simulate.hpp"
+
+#include <cmath>
+
+namespace stepcast::planner {
+
+BatchCosts evaluate(const Schedule& schedule, const model::StepPredictor& predictor, double memory_limit_gib,
+                    int64_t max_points) {
+  BatchCosts c;
+  model::MicroBatch batch;
+  const int64_t n = schedule.num_batches();
+  const int64_t stride = max_points > 0 ? std::max<int64_t>(1, n / max_points) : 0;
+  for (int64_t b = 0; b < n; ++b) {
+    schedule.fill(b, batch);
+    const double step_s = predictor.step_s(batch);
+    const double peak_gib = predictor.peak_gib(batch);
+    c.compute_s += step_s;
+    if (peak_gib > c.peak_gib || c.peak_batch < 0) {
+      c.peak_gib = peak_gib;
+      c.peak_batch = b;
+    }
+    if (c.first_oom_batch < 0 && peak_gib > memory_limit_gib) {
+      c.first_oom_batch = b;
+      c.first_oom_peak_gib = peak_gib;
+    }
+    if (stride > 0 && b % stride == 0 && static_cast<int64_t>(c.points.size()) < max_points)
+      c.points.push_back({batch.num_rows(), batch.width, batch.real_tokens(), step_s, peak_gib});
+  }
+  return c;
+}
+
+double roots_per_window(const Corpus& corpus, const Schedule& schedule, int64_t accumulation) {
+  if (!corpus.has_roots() || schedule.num_batches() == 0) return -1;
+  std::vector<int64_t> last_window(static_cast<size_t>(corpus.num_roots), -1);
+  int64_t distinct = 0, windows = 0;
+  for (int64_t b = 0; b < schedule.num_batches(); ++b) {
+    const int64_t window = b / accumulation;
+    windows = window + 1;
+    const auto s0 = schedule.batch_sample_begin[static_cast<size_t>(b)];
+    const auto s1 = schedule.batch_sample_begin[static_cast<size_t>(b) + 1];
+    for (int64_t s = s0; s < s1; ++s) {
+      const auto root = static_cast<size_t>(corpus.roots[static_cast<size_t>(schedule.sample_order[static_cast<size_t>(s)])]);
+      if (last_window[root] != window) {
+        last_window[root] = window;
+        ++distinct;
+      }
+    }
+  }
+  return static_cast<double>(distinct) / static_cast<double>(windows);
+}
+
+PlanResult assemble(const Corpus& corpus, const Schedule& schedule, const BatchingSpec& batching,
+                    const BatchCosts& costs, const RunSpec& run) {
+  PlanResult p;
+  p.batching = batching;
+  p.accumulation = run.accumulation;
+  p.epochs = run.epochs;
+  p.samples = schedule.samples;
+  p.micro_batches = schedule.num_batches() * run.epochs;
+  p.steps = (p.micro_batches + run.accumulation - 1) / run.accumulation;
+  p.real_tokens = schedule.real_tokens;
+  p.processed_tokens = schedule.processed_tokens;
+  p.kept_tokens = schedule.kept_tokens;
+  p.tokens_per_step = p.steps > 0 ? (schedule.real_tokens * run.epochs + p.steps / 2) / p.steps : 0;
+  p.padding_fraction = schedule.padding_fraction();
+  p.truncated = schedule.truncated;
+  p.compute_s = costs.compute_s * static_cast<double>(run.epochs);
+  p.optimizer_s = static_cast<double>(p.steps) * run.optimizer_step_s;
+  if (run.checkpoint_every_steps > 0)
+    p.checkpoint_s = static_cast<double>(p.steps / run.checkpoint_every_steps) * run.checkpoint_save_s;
+  if (run.eval_every_steps > 0) p.eval_s = static_cast<double>(p.steps / run.eval_every_steps) * run.eval_s;
+  p.startup_s = run.startup_s;
+  p.wall_clock_s = p.startup_s + p.compute_s + p.optimizer_s + p.checkpoint_s + p.eval_s;
+  p.peak_gib = costs.peak_gib;
+  p.memory_limit_gib = run.memory_limit_gib();
+  if (costs.first_oom_batch >= 0) {
+    p.fits_memory = false;
+    const auto b = static_cast<size_t>(costs.first_oom_batch);
+    p.oom = OutOfMemory{costs.first_oom_batch + 1, costs.first_oom_batch / run.accumulation + 1,
+                        schedule.batch_row_begin[b + 1] - schedule.batch_row_begin[b], schedule.batch_width[b],
+                        costs.first_oom_peak_gib, p.memory_limit_gib};
+  }
+  p.fits_window = run.window_hours <= 0 || p.wall_clock_s <= run.window_hours * 3600.0;
+  p.roots_per_window = roots_per_window(corpus, schedule, run.accumulation);
+  return p;
+}
+
+PlanResult simulate(const Corpus& corpus, const BatchingSpec& batching, const RunSpec& run,
+                    const model::StepPredictor& predictor) {
+  const Schedule schedule = build_schedule(corpus, batching);
+  const BatchCosts costs = evaluate(schedule, predictor, run.memory_limit_gib());
+  return assemble(corpus, schedule, batching, costs, run);
+}
+
+}  // namespace stepcast::planner

@@ -1,0 +1,106 @@
+#pragma once
+// Wall clock, padding and memory of a whole run, simulated micro-batch by micro-batch through the
+// model::StepPredictor interface (the calibrated StepModel, or any other predictor).
+//
+// wall_clock_s = startup_s
+//              + epochs * sum over the epoch's micro-batches of step_s(batch)
+//              + steps * optimizer_step_s                       (steps = ceil(micro-batches / accumulation))
+//              + floor(steps / checkpoint_every_steps) * checkpoint_save_s
+//              + floor(steps / eval_every_steps) * eval_s
+// Every epoch runs the same micro-batches (a reshuffle changes their order, not their costs).
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "model/batch.hpp"
+#include "planner/batching.hpp"
+#include "planner/corpus.hpp"
+
+namespace stepcast::planner {
+
+struct RunSpec {
+  int64_t accumulation = 1;            // micro-batches per optimizer step
+  int64_t epochs = 1;
+  double optimizer_step_s = 0;         // seconds per optimizer step (all-reduce, AdamW update, zero_grad)
+  int64_t checkpoint_every_steps = 0;  // 0: no checkpoints
+  double checkpoint_save_s = 0;
+  int64_t eval_every_steps = 0;        // 0: no evaluation
+  double eval_s = 0;
+  double startup_s = 0;                // model load, compile, data loader start
+  double gpu_memory_gib = 0;           // the device's capacity (GiB, 2^30 bytes)
+  double memory_cap_gib = 0;           // a tighter cap the user asks for; 0: none
+  double window_hours = 0;             // the booked window; 0: none
+
+  double memory_limit_gib() const {
+    return memory_cap_gib > 0 && memory_cap_gib < gpu_memory_gib ? memory_cap_gib : gpu_memory_gib;
+  }
+};
+
+// One micro-batch as a chart sees it.
+struct BatchPoint {
+  int64_t rows = 0;
+  int64_t width = 0;
+  int64_t real_tokens = 0;
+  double step_s = 0;
+  double peak_gib = 0;
+};
+
+// The predictor's verdict on every micro-batch of one epoch.
+struct BatchCosts {
+  double compute_s = 0;        // sum of step_s over one epoch
+  double peak_gib = 0;         // the largest peak of any micro-batch
+  int64_t peak_batch = -1;
+  int64_t first_oom_batch = -1;  // first micro-batch (0-based, run order) above the memory limit
+  double first_oom_peak_gib = 0;
+  std::vector<BatchPoint> points;  // an evenly strided sample, when asked for
+};
+
+BatchCosts evaluate(const Schedule& schedule, const model::StepPredictor& predictor, double memory_limit_gib,
+                    int64_t max_points = 0);
+
+struct OutOfMemory {
+  int64_t micro_batch = 0;  // 1-based, in run order
+  int64_t step = 0;         // 1-based optimizer step it belongs to
+  int64_t rows = 0;
+  int64_t width = 0;
+  double peak_gib = 0;
+  double limit_gib = 0;
+};
+
+struct PlanResult {
+  BatchingSpec batching;
+  int64_t accumulation = 1;
+  int64_t epochs = 1;
+  int64_t samples = 0;
+  int64_t micro_batches = 0;  // whole run
+  int64_t steps = 0;          // optimizer steps, whole run
+  int64_t tokens_per_step = 0;  // real tokens per optimizer step, mean over the run (rounded)
+  int64_t real_tokens = 0;      // one epoch, after truncation
+  int64_t processed_tokens = 0; // one epoch, rows * width
+  int64_t kept_tokens = 0;      // one epoch, after truncation (0 when unknown)
+  double padding_fraction = 0;
+  Truncation truncated;
+  double compute_s = 0;
+  double optimizer_s = 0;
+  double checkpoint_s = 0;
+  double eval_s = 0;
+  double startup_s = 0;
+  double wall_clock_s = 0;
+  double peak_gib = 0;
+  double memory_limit_gib = 0;
+  bool fits_memory = true;
+  bool fits_window = true;
+  std::optional<OutOfMemory> oom;
+  double roots_per_window = -1;  // mean distinct roots per accumulation window; -1 when roots unknown
+};
+
+// Distinct roots per accumulation window (consecutive `accumulation` micro-batches), mean over the epoch.
+double roots_per_window(const Corpus& corpus, const Schedule& schedule, int64_t accumulation);
+
+PlanResult assemble(const Corpus& corpus, const Schedule& schedule, const BatchingSpec& batching,
+                    const BatchCosts& costs, const RunSpec& run);
+
+PlanResult simulate(const Corpus& corpus, const BatchingSpec& batching, const RunSpec& run,
+                    const model::StepPredictor& predictor);
+
+}  // namespace stepcast::planner

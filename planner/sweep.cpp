@@ -1,0 +1,99 @@
+#include "planner/sweep.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <thread>
+
+namespace stepcast::planner {
+
+namespace {
+
+std::vector<int64_t> or_default(const std::vector<int64_t>& values, int64_t fallback) {
+  return values.empty() ? std::vector<int64_t>{fallback} : values;
+}
+
+// Mean real tokens per sample after truncation at max_length.
+double mean_tokens(const Corpus& corpus, int64_t max_length) {
+  if (corpus.size() == 0) return 0;
+  int64_t total = 0;
+  for (int32_t l : corpus.lengths) total += std::min<int64_t>(l, max_length);
+  return static_cast<double>(total) / static_cast<double>(corpus.size());
+}
+
+}  // namespace
+
+std::vector<SweepConfig> sweep_configs(const Corpus& corpus, const BatchingSpec& baseline, const RunSpec& run,
+                                       const SweepSpec& spec, int64_t& skipped) {
+  skipped = 0;
+  const int64_t rows_per_step = baseline.micro_batch * run.accumulation;
+  const double tokens_per_step = static_cast<double>(rows_per_step) * mean_tokens(corpus, baseline.max_length);
+  std::vector<SweepConfig> configs;
+  for (Policy policy : spec.policies) {
+    const auto buckets = policy == Policy::sorted_buckets ? or_default(spec.bucket_sizes, baseline.bucket_size)
+                                                          : std::vector<int64_t>{baseline.bucket_size};
+    for (int64_t rows : or_default(spec.micro_batches, baseline.micro_batch))
+      for (int64_t max_length : or_default(spec.max_lengths, baseline.max_length))
+        for (int64_t bucket : buckets) {
+          SweepConfig c{BatchingSpec{policy, rows, max_length, bucket, baseline.seed}, 1};
+          if (policy == Policy::pack) {
+            const double per_micro_batch = static_cast<double>(rows * max_length);
+            c.accumulation = std::max<int64_t>(1, std::llround(tokens_per_step / per_micro_batch));
+          } else if (rows_per_step % rows == 0) {
+            c.accumulation = rows_per_step / rows;
+          } else {
+            ++skipped;
+            continue;
+          }
+          configs.push_back(c);
+        }
+  }
+  return configs;
+}
+
+bool ranks_before(const PlanResult& a, const PlanResult& b) {
+  if (a.fits_memory != b.fits_memory) return a.fits_memory;
+  if (a.fits_window != b.fits_window) return a.fits_window;
+  if (a.wall_clock_s != b.wall_clock_s) return a.wall_clock_s < b.wall_clock_s;
+  return a.padding_fraction < b.padding_fraction;
+}
+
+std::vector<PlanResult> simulate_all(const Corpus& corpus, const std::vector<SweepConfig>& configs, const RunSpec& run,
+                                     const model::StepPredictor& predictor, int threads, const Progress& progress) {
+  std::vector<PlanResult> results(configs.size());
+  std::atomic<size_t> next{0};
+  std::atomic<int64_t> done{0};
+  const auto total = static_cast<int64_t>(configs.size());
+  auto work = [&](bool report) {
+    for (size_t i = next++; i < configs.size(); i = next++) {
+      RunSpec r = run;
+      r.accumulation = configs[i].accumulation;
+      results[i] = simulate(corpus, configs[i].batching, r, predictor);
+      const int64_t d = ++done;
+      if (report && progress) progress(d, total);
+    }
+  };
+  std::vector<std::thread> helpers;
+  for (int t = 1; t < threads; ++t) helpers.emplace_back(work, false);
+  work(true);
+  for (auto& h : helpers) h.join();
+  if (progress) progress(total, total);
+  return results;
+}
+
+SweepResult sweep(const Corpus& corpus, const BatchingSpec& baseline, const RunSpec& run, const SweepSpec& spec,
+                  const model::StepPredictor& predictor, const Progress& progress) {
+  SweepResult result;
+  result.baseline = simulate(corpus, baseline, run, predictor);
+  const auto configs = sweep_configs(corpus, baseline, run, spec, result.skipped);
+  auto plans = simulate_all(corpus, configs, run, predictor, std::max(1, spec.threads), progress);
+  result.configurations = static_cast<int64_t>(plans.size());
+  for (const auto& p : plans) result.out_of_memory += p.fits_memory ? 0 : 1;
+  std::erase_if(plans, [](const PlanResult& p) { return !p.fits_memory; });
+  std::stable_sort(plans.begin(), plans.end(), ranks_before);
+  if (static_cast<int64_t>(plans.size()) > spec.top) plans.resize(static_cast<size_t>(spec.top));
+  result.recommendations = std::move(plans);
+  return result;
+}
+
+}  // namespace stepcast::planner
