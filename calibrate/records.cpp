@@ -1,0 +1,219 @@
+#include "calibrate/records.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "model/errors.hpp"
+
+namespace stepcast::calibrate {
+namespace {
+
+const std::set<std::string>& known_keys() {
+  static const std::set<std::string> keys{"model", "gpu",         "tier", "rows",       "width",
+                                          "step_s", "peak_gib",   "kept_tokens", "oom", "peak_valid"};
+  return keys;
+}
+
+// "file:line:col" at the key's first appearance in the line's text, else "file:line".
+std::string at_key(const std::string& file, int64_t line, const std::string& text, const std::string& key) {
+  const std::string base = file + ":" + std::to_string(line);
+  const size_t pos = text.find("\"" + key + "\"");
+  if (pos == std::string::npos) return base;
+  return base + ":" + std::to_string(pos + 1);
+}
+
+class FieldReader {
+ public:
+  FieldReader(const nlohmann::json& object, const std::string& file, int64_t line, const std::string& text,
+              std::vector<std::string>& problems)
+      : object_(object), file_(file), line_(line), text_(text), problems_(problems) {}
+
+  void problem(const std::string& key, const std::string& message) {
+    problems_.push_back(at_key(file_, line_, text_, key) + ": " + message);
+    ok_ = false;
+  }
+  const nlohmann::json* find(const std::string& key, bool required) {
+    auto it = object_.find(key);
+    if (it == object_.end()) {
+      if (required) {
+        problems_.push_back(file_ + ":" + std::to_string(line_) + ": " + key +
+                            " is missing. Violated constraint: required by Contract 1");
+        ok_ = false;
+      }
+      return nullptr;
+    }
+    return &*it;
+  }
+  void read(const std::string& key, std::string& out) {
+    const auto* v = find(key, true);
+    if (v == nullptr) return;
+    if (!v->is_string() || v->get<std::string>().empty()) {
+      problem(key, key + " = " + v->dump() + ". Violated constraint: a non-empty string");
+      return;
+    }
+    out = v->get<std::string>();
+  }
+  template <typename T>
+  void read_number(const std::string& key, std::optional<T>& out, bool required, double min, bool min_inclusive) {
+    const auto* v = find(key, required);
+    if (v == nullptr) return;
+    const bool integral_wanted = std::is_integral_v<T>;
+    const bool type_ok = integral_wanted ? v->is_number_integer() : v->is_number();
+    const double d = type_ok ? v->get<double>() : 0.0;
+    const bool range_ok = min_inclusive ? d >= min : d > min;
+    if (!type_ok || !range_ok || !std::isfinite(d)) {
+      std::ostringstream c;
+      c << (integral_wanted ? "an integer " : "a number ") << (min_inclusive ? ">= " : "> ") << min;
+      problem(key, key + " = " + v->dump() + ". Violated constraint: " + c.str());
+      return;
+    }
+    out = v->get<T>();
+  }
+  void read_bool(const std::string& key, bool& out) {
+    const auto* v = find(key, false);
+    if (v == nullptr) return;
+    if (!v->is_boolean()) {
+      problem(key, key + " = " + v->dump() + ". Violated constraint: true or false");
+      return;
+    }
+    out = v->get<bool>();
+  }
+  void read_rows(std::vector<int64_t>& out) {
+    const auto* v = find("rows", true);
+    if (v == nullptr) return;
+    bool good = v->is_array() && !v->empty();
+    if (good)
+      for (const auto& r : *v) good = good && r.is_number_integer() && r.get<int64_t>() >= 1;
+    if (!good) {
+      problem("rows", "rows = " + v->dump() + ". Violated constraint: a non-empty list of integers >= 1");
+      return;
+    }
+    out = v->get<std::vector<int64_t>>();
+  }
+  bool ok() const { return ok_; }
+
+ private:
+  const nlohmann::json& object_;
+  const std::string& file_;
+  int64_t line_;
+  const std::string& text_;
+  std::vector<std::string>& problems_;
+  bool ok_ = true;
+};
+
+bool is_blank(const std::string& s) { return s.find_first_not_of(" \t\r") == std::string::npos; }
+
+}  // namespace
+
+int64_t Record::real_tokens() const {
+  int64_t n = 0;
+  for (int64_t r : rows) n += r;
+  return n;
+}
+
+nlohmann::json to_json(const Record& r) {
+  nlohmann::json j = nlohmann::json::object();
+  j["model"] = r.model;
+  j["gpu"] = r.gpu;
+  j["tier"] = r.tier;
+  j["rows"] = r.rows;
+  j["width"] = r.width;
+  if (r.step_s) j["step_s"] = *r.step_s;
+  if (r.peak_gib) j["peak_gib"] = *r.peak_gib;
+  if (r.kept_tokens) j["kept_tokens"] = *r.kept_tokens;
+  if (r.oom) j["oom"] = true;
+  if (!r.peak_valid) j["peak_valid"] = false;
+  for (const auto& [key, value] : r.extra.items())
+    if (known_keys().count(key) == 0) j[key] = value;
+  return j;
+}
+
+std::optional<Record> record_from_json(const nlohmann::json& object, const std::string& file, int64_t line,
+                                       const std::string& text, std::vector<std::string>& problems) {
+  if (!object.is_object()) {
+    problems.push_back(file + ":" + std::to_string(line) + ":1: the line is not a JSON object");
+    return std::nullopt;
+  }
+  Record r;
+  r.line = line;
+  FieldReader f(object, file, line, text, problems);
+  f.read("model", r.model);
+  f.read("gpu", r.gpu);
+  f.read("tier", r.tier);
+  f.read_rows(r.rows);
+  std::optional<int64_t> width;
+  f.read_number("width", width, true, 1, true);
+  f.read_bool("oom", r.oom);
+  f.read_bool("peak_valid", r.peak_valid);
+  f.read_number("step_s", r.step_s, !r.oom, 0, false);
+  f.read_number("peak_gib", r.peak_gib, false, 0, false);
+  f.read_number("kept_tokens", r.kept_tokens, false, 0, true);
+  if (width) {
+    r.width = *width;
+    for (int64_t rows : r.rows)
+      if (rows > r.width) {
+        f.problem("width", "width = " + std::to_string(r.width) + " but a row has " + std::to_string(rows) +
+                               " tokens. Violated constraint: width >= max(rows)");
+        break;
+      }
+  }
+  if (r.kept_tokens && !r.rows.empty() && *r.kept_tokens > r.real_tokens())
+    f.problem("kept_tokens", "kept_tokens = " + std::to_string(*r.kept_tokens) +
+                                 ". Violated constraint: <= the real tokens, sum(rows) = " +
+                                 std::to_string(r.real_tokens()));
+  for (const auto& [key, value] : object.items())
+    if (known_keys().count(key) == 0) r.extra[key] = value;
+  if (!f.ok()) return std::nullopt;
+  return r;
+}
+
+std::vector<Record> read_records(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot open the measurements file (does it exist, is it readable?)");
+  std::vector<Record> records;
+  std::vector<std::string> problems;
+  std::string text;
+  for (int64_t line = 1; std::getline(in, text); ++line) {
+    if (!text.empty() && text.back() == '\r') text.pop_back();
+    if (is_blank(text)) continue;
+    nlohmann::json object;
+    try {
+      object = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::parse_error& e) {
+      // nlohmann's byte is 1-based and points just past the offending character.
+      const size_t col = e.byte == 0 ? 1 : std::min(e.byte, text.size() + 1);
+      std::string what = e.what();
+      const size_t cut = what.find("syntax error");
+      problems.push_back(path + ":" + std::to_string(line) + ":" + std::to_string(col) +
+                         ": malformed JSON: " + (cut == std::string::npos ? what : what.substr(cut)));
+      continue;
+    }
+    if (auto r = record_from_json(object, path, line, text, problems)) records.push_back(std::move(*r));
+  }
+  if (!problems.empty()) throw InputError(problems);
+  return records;
+}
+
+void append_record(const std::string& path, const Record& record) {
+  const std::string line = to_json(record).dump() + "\n";
+  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) throw Error(path + ": cannot open for appending: " + std::strerror(errno));
+  const ssize_t written = ::write(fd, line.data(), line.size());
+  const int write_errno = errno;
+  const bool synced = written == static_cast<ssize_t>(line.size()) && ::fsync(fd) == 0;
+  ::close(fd);
+  if (written != static_cast<ssize_t>(line.size()))
+    throw Error(path + ": short write while appending a record (" + std::to_string(written) + " of " +
+                std::to_string(line.size()) + " bytes): " + std::strerror(write_errno));
+  if (!synced) throw Error(path + ": fsync failed after appending a record");
+}
+
+}  // namespace stepcast::calibrate

@@ -1,0 +1,52 @@
+#pragma once
+// Contract 1 (DESIGN.md): measurement records, one JSON object per line. This library needs no
+// Ceres, so the GPU machine's harness writes records through it and every reader shares one parser.
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace stepcast::calibrate {
+
+struct Record {
+  // Required by Contract 1.
+  std::string model;
+  std::string gpu;
+  std::string tier;
+  std::vector<int64_t> rows;  // real (unpadded) tokens of each row
+  int64_t width = 0;          // padded width, >= max(rows)
+  std::optional<double> step_s;  // required unless oom
+  // Optional.
+  std::optional<double> peak_gib;        // peak allocated device memory, GiB (2^30 bytes)
+  std::optional<int64_t> kept_tokens;    // tokens that count in the loss
+  bool oom = false;                      // ran out of memory: a constraint, peak >= capacity
+  bool peak_valid = true;                // false: the peak is known to be contaminated
+  // Fields a writer added that Contract 1 does not name; kept and written back unchanged.
+  nlohmann::json extra = nlohmann::json::object();
+  // Where the record came from (1-based line of its file); 0 when built in code.
+  int64_t line = 0;
+
+  int64_t real_tokens() const;
+  int64_t padded_tokens() const { return static_cast<int64_t>(rows.size()) * width; }
+  bool has_padding() const { return real_tokens() < padded_tokens(); }
+  // The peak can be used for fitting: measured, valid, not an OOM point.
+  bool usable_peak() const { return peak_gib.has_value() && peak_valid && !oom; }
+};
+
+// Record <-> one JSON object. from_json collects every problem as "file:line:col: ..." (col is the
+// column of the offending key in `text` where it can be found, else "file:line: ...").
+nlohmann::json to_json(const Record& record);
+std::optional<Record> record_from_json(const nlohmann::json& object, const std::string& file, int64_t line,
+                                       const std::string& text, std::vector<std::string>& problems);
+
+// Reads a JSON Lines file strictly. Blank lines are skipped; every malformed line or field is
+// reported, all at once, in one stepcast::InputError (exit 2). An empty file gives no records.
+std::vector<Record> read_records(const std::string& path);
+
+// Appends one record as one line: open(O_APPEND), a single write() of the whole line, fsync. A
+// reader never sees half a record, and the file is only ever appended to. Throws stepcast::Error.
+void append_record(const std::string& path, const Record& record);
+
+}  // namespace stepcast::calibrate

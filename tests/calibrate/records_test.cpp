@@ -1,0 +1,110 @@
+// Contract 1 reader/writer: strict, line-numbered, every problem at once; append-only writer.
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "calibrate/records.hpp"
+#include "catch.hpp"
+#include "model/errors.hpp"
+#include "temp_file.hpp"
+
+using stepcast::calibrate::append_record;
+using stepcast::calibrate::read_records;
+using stepcast::calibrate::Record;
+using stepcast::testing::TempFile;
+
+namespace {
+const char* kGood =
+    R"({"model": "gemma-4-26b-a4b", "gpu": "NVIDIA H200", "tier": "sdpa/grouped_mm", "rows": [2048, 1024], "width": 2048, "step_s": 1.012, "peak_gib": 63.99, "kept_tokens": 2427, "seed": 7})";
+
+std::vector<std::string> problems_of(const std::string& text) {
+  TempFile f(text, ".jsonl");
+  try {
+    read_records(f.path());
+  } catch (const stepcast::InputError& e) {
+    return e.problems();
+  }
+  return {};
+}
+}  // namespace
+
+TEST_CASE("a Contract-1 line reads into a Record, keeping unknown fields", "[records]") {
+  TempFile f(std::string(kGood) + "\n\n" + R"({"model":"m","gpu":"g","tier":"t","rows":[4],"width":8,"oom":true})" + "\n",
+             ".jsonl");
+  const auto records = read_records(f.path());
+  REQUIRE(records.size() == 2);
+  CHECK(records[0].rows == std::vector<int64_t>{2048, 1024});
+  CHECK(records[0].width == 2048);
+  CHECK(*records[0].step_s == Approx(1.012));
+  CHECK(*records[0].peak_gib == Approx(63.99));
+  CHECK(*records[0].kept_tokens == 2427);
+  CHECK(records[0].extra.at("seed") == 7);
+  CHECK(records[0].line == 1);
+  CHECK(records[0].has_padding());
+  CHECK(records[1].line == 3);
+  CHECK(records[1].oom);
+  CHECK_FALSE(records[1].step_s.has_value());
+  CHECK_FALSE(records[1].usable_peak());
+}
+
+TEST_CASE("every bad line is reported with its line number, all at once", "[records]") {
+  struct Case {
+    std::string line;
+    std::string expect;  // a fragment of the message, after "file:2"
+  };
+  auto c = GENERATE(values<Case>({
+      {R"({"model": "m", "gpu": "g", "tier": "t", "rows": [1], "width": 8, "step_s": 1,})", ":2:"},
+      {R"({"gpu": "g", "tier": "t", "rows": [1], "width": 8, "step_s": 1})", "model is missing"},
+      {R"({"model": "m", "gpu": "g", "tier": "t", "rows": [], "width": 8, "step_s": 1})", "rows = []"},
+      {R"({"model": "m", "gpu": "g", "tier": "t", "rows": [9], "width": 8, "step_s": 1})", "width >= max(rows)"},
+      {R"({"model": "m", "gpu": "g", "tier": "t", "rows": [1], "width": 8})", "step_s is missing"},
+      {R"({"model": "m", "gpu": "g", "tier": "t", "rows": [1], "width": 8, "step_s": -1})", "step_s = -1"},
+      {R"({"model": "m", "gpu": "g", "tier": "t", "rows": [1], "width": 8, "step_s": 1, "oom": "yes"})", "oom"},
+      {R"({"model": "m", "gpu": "g", "tier": "t", "rows": [1], "width": 8.5, "step_s": 1})", "width = 8.5"},
+      {R"([1, 2])", "not a JSON object"},
+  }));
+  const auto problems = problems_of(std::string(kGood) + "\n" + c.line + "\n" + kGood + "\n");
+  INFO(c.line);
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].find(".jsonl:2") != std::string::npos);
+  CHECK(problems[0].find(c.expect) != std::string::npos);
+}
+
+TEST_CASE("field problems name the column of the key", "[records]") {
+  const auto problems = problems_of(R"({"model": "m", "gpu": "g", "tier": "t", "rows": [1], "width": 8, "step_s": 0})");
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].find(".jsonl:1:66: step_s = 0") != std::string::npos);
+}
+
+TEST_CASE("several bad lines give several problems", "[records]") {
+  const auto problems = problems_of("{\n" + std::string(kGood) + "\n{\"model\": 1}\n");
+  CHECK(problems.size() >= 3);  // line 1 syntax; line 3: model type, gpu/tier/rows/width/step_s missing
+  CHECK(problems[0].find(":1:") != std::string::npos);
+  CHECK(problems.back().find(":3") != std::string::npos);
+}
+
+TEST_CASE("a missing file is an InputError", "[records]") {
+  CHECK_THROWS_AS(read_records("/nonexistent/stepcast.jsonl"), stepcast::InputError);
+}
+
+TEST_CASE("append_record writes one line that reads back", "[records]") {
+  const auto path = std::filesystem::temp_directory_path() / ("stepcast_append_" + std::to_string(::getpid()) + ".jsonl");
+  std::filesystem::remove(path);
+  Record r;
+  r.model = "gemma-4-26b-a4b";
+  r.gpu = "NVIDIA H200";
+  r.tier = "sdpa-auto/grouped";
+  r.rows = {100, 50};
+  r.width = 128;
+  r.step_s = 0.5;
+  r.peak_gib = 60.0;
+  r.extra["probe"] = "scaling";
+  append_record(path.string(), r);
+  append_record(path.string(), r);
+  const auto back = read_records(path.string());
+  std::filesystem::remove(path);
+  REQUIRE(back.size() == 2);
+  CHECK(back[1].line == 2);
+  CHECK(back[1].rows == r.rows);
+  CHECK(back[1].extra.at("probe") == "scaling");
+}
