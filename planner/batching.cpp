@@ -88,8 +88,9 @@ void build_padded(const BatchingSpec& spec, const std::vector<int32_t>& lengths,
   chunks.reserve(static_cast<size_t>(n / spec.micro_batch + 1));
   Rng rng(spec.seed);
   if (spec.policy == Policy::sorted_buckets) {
-    for (int64_t b = 0; b < n; b += spec.bucket_size) {
-      const int64_t e = std::min(n, b + spec.bucket_size);
+    const int64_t bucket = std::max(spec.bucket_size, spec.micro_batch);  // a bucket holds at least R samples
+    for (int64_t b = 0; b < n; b += bucket) {
+      const int64_t e = std::min(n, b + bucket);
       shuffle(order.begin() + b, order.begin() + e, rng);
       cut(b, e, spec.micro_batch, chunks);
     }

@@ -5,8 +5,9 @@
 //   pad-to-longest  corpus order, R samples per micro-batch, padded to the micro-batch's longest row
 //   sorted-buckets  sort by length (stable), cut into buckets of k consecutive samples, shuffle the
 //                   samples inside each bucket, form micro-batches of R inside the bucket (a bucket's
-//                   last micro-batch may be short), then shuffle all micro-batches. k <= R gives the
-//                   tightest grouping; a larger k mixes lengths inside a micro-batch and pads more.
+//                   last micro-batch may be short), then shuffle all micro-batches. A bucket holds at
+//                   least R samples (k < R counts as k = R, the tightest grouping); a larger k mixes
+//                   lengths inside a micro-batch and pads more.
 //   bucket-to-pair  sort by length (stable), cut into micro-batches of R consecutive samples (rows of
 //                   equal or near-equal length), then shuffle the micro-batches to mix the run.
 //   pack            corpus order, next-fit: a sample goes into the current row of max_length tokens if it

@@ -4,8 +4,9 @@
 //   peak_gib = m0 + m1 * R * W
 // with A = R * W^2 for right-padded rows (the kernel computes every row at the padded width) and
 // A = sum of document length^2 for packed rows (a document-masked kernel skips cross-document blocks).
-// The seed (sm_120, 2 rows) measured t(W) = 6.87e-4 W + 8.85e-8 W^2 s, i.e. a = 3.435e-4 s/token and
-// b = 4.425e-8 s/token^2 per row, c = 0, and f = 1.094 (a half-padded 2 x 16,384 batch, 9.4 % slower).
+// The seed (sm_120, 2 rows) fitted t(W) = 6.872e-4 W + 8.851e-8 W^2 s (DESIGN.md), i.e. per row
+// a = 3.436e-4 s/token and b = 4.4255e-8 s/token^2, c = 0; f = 1.094 (a half-padded 2 x 16,384 batch
+// ran 9.4 % slower than an unpadded one, seed section B).
 #include "model/batch.hpp"
 
 namespace stepcast::planner {
