@@ -1,0 +1,129 @@
+#include "cli/coefficients_io.hpp"
+
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "cli/document.hpp"
+#include "model/errors.hpp"
+
+namespace stepcast::cli {
+
+namespace {
+
+template <size_t N>
+void read_terms(MapReader& parent, const std::string& key, const std::array<std::string, N>& names,
+                std::array<model::Term, N>& terms) {
+  MapReader section = parent.child(key);
+  for (size_t i = 0; i < N; ++i) {
+    MapReader term = section.child(names[i]);
+    model::Term& t = terms[i];
+    term.read("selected", t.selected, true);
+    term.read("reason", t.reason, false);
+    for (const char* field : {"value", "std_error"}) {
+      double v = 0;
+      if (!term.read(field, v, true)) continue;
+      if (v < 0) {
+        term.problem(term.node(field), term.path() + "." + field + " = " + term.node(field).Scalar() +
+                                           ". Violated constraint: >= 0 (coefficients are non-negative)");
+        continue;
+      }
+      (std::string(field) == "value" ? t.value : t.std_error) = v;
+    }
+    term.finish();
+  }
+  section.finish();
+}
+
+template <size_t N>
+void emit_terms(YAML::Emitter& out, const std::string& key, const std::array<std::string, N>& names,
+                const std::array<model::Term, N>& terms) {
+  out << YAML::Key << key << YAML::Value << YAML::BeginMap;
+  for (size_t i = 0; i < N; ++i) {
+    out << YAML::Key << names[i] << YAML::Value << YAML::Flow << YAML::BeginMap;
+    out << YAML::Key << "value" << YAML::Value << terms[i].value;
+    out << YAML::Key << "std_error" << YAML::Value << terms[i].std_error;
+    out << YAML::Key << "selected" << YAML::Value << terms[i].selected;
+    out << YAML::Key << "reason" << YAML::Value << YAML::DoubleQuoted << terms[i].reason;
+    out << YAML::EndMap;
+  }
+  out << YAML::EndMap;
+}
+
+}  // namespace
+
+model::Coefficients load_coefficients(const std::string& path) {
+  const YAML::Node root = load_yaml_file(path);
+  Diagnostics diagnostics;
+  MapReader r(root, path, "", diagnostics);
+  model::Coefficients c;
+  r.read("model", c.model, true);
+  r.read("gpu", c.gpu, true);
+  r.read("tier", c.tier, true);
+  r.read("points", c.points, true, 0);
+  r.read("peak_points", c.peak_points, false, 0);
+  r.read("tool_version", c.tool_version, true);
+  r.read("date", c.date, true);
+  r.read_choice("loss", c.loss, {"none", "huber", "cauchy"}, false);
+  r.read("lora_rank", c.lora_rank, false, 0);
+  r.read("step_rms_rel", c.step_rms_rel, false, -1e-300);
+  r.read("peak_rms_gib", c.peak_rms_gib, false, -1e-300);
+  read_terms(r, "step", model::step_term_names(), c.step);
+  read_terms(r, "memory", model::memory_term_names(), c.memory);
+  r.finish();
+  diagnostics.throw_if_any();
+  return c;
+}
+
+std::string coefficients_yaml(const model::Coefficients& c) {
+  YAML::Emitter out;
+  out.SetDoublePrecision(10);
+  out << YAML::Comment("stepcast coefficients: step time = sum of coefficient x feature; see docs/method.md")
+      << YAML::Newline;
+  out << YAML::BeginMap;
+  out << YAML::Key << "model" << YAML::Value << c.model;
+  out << YAML::Key << "gpu" << YAML::Value << c.gpu;
+  out << YAML::Key << "tier" << YAML::Value << c.tier;
+  out << YAML::Key << "points" << YAML::Value << c.points;
+  out << YAML::Key << "peak_points" << YAML::Value << c.peak_points;
+  out << YAML::Key << "tool_version" << YAML::Value << c.tool_version;
+  out << YAML::Key << "date" << YAML::Value << c.date;
+  out << YAML::Key << "loss" << YAML::Value << c.loss;
+  out << YAML::Key << "lora_rank" << YAML::Value << c.lora_rank;
+  out << YAML::Key << "step_rms_rel" << YAML::Value << c.step_rms_rel;
+  out << YAML::Key << "peak_rms_gib" << YAML::Value << c.peak_rms_gib;
+  emit_terms(out, "step", model::step_term_names(), c.step);
+  emit_terms(out, "memory", model::memory_term_names(), c.memory);
+  out << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
+
+void save_coefficients(const std::string& path, const model::Coefficients& coefficients) {
+  const std::string text = coefficients_yaml(coefficients);
+  const std::filesystem::path target(path);
+  const std::filesystem::path dir = target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
+  std::string temp_name = target.filename().string();
+  temp_name.insert(0, 1, '.');
+  temp_name += ".tmp" + std::to_string(::getpid());
+  const std::filesystem::path temp = dir / temp_name;
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    if (!out) throw InputError(path + ": cannot write (is the folder there and writable?)");
+    out << text;
+    out.flush();
+    if (!out) throw Error(path + ": writing the coefficients failed");
+  }
+  std::error_code ec;
+  std::filesystem::rename(temp, target, ec);
+  if (ec) {
+    std::filesystem::remove(temp);
+    throw Error(path + ": cannot move the new file into place: " + ec.message());
+  }
+}
+
+}  // namespace stepcast::cli

@@ -1,0 +1,37 @@
+#pragma once
+// Calibrated coefficients of one (model, GPU, tier), with provenance and the fit's own account of
+// itself (standard errors, which terms were chosen and why). Read and written by cli/coefficients_io.
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "model/features.hpp"
+
+namespace stepcast::model {
+
+struct Term {
+  double value = 0;        // in the unit of the term's name; 0 when not selected
+  double std_error = 0;    // from ceres::Covariance; 0 when unknown
+  bool selected = false;   // false: held at 0
+  std::string reason;      // why it was chosen or dropped
+};
+
+struct Coefficients {
+  // Provenance.
+  std::string model;
+  std::string gpu;
+  std::string tier;
+  int64_t points = 0;          // records the step fit used
+  int64_t peak_points = 0;     // records the peak fit used
+  std::string tool_version;
+  std::string date;            // ISO 8601, UTC
+  std::string loss = "none";   // robust loss of the fit: none, huber, cauchy
+  int64_t lora_rank = 16;
+  // The fit.
+  std::array<Term, kStepTerms> step{};
+  std::array<Term, kMemoryTerms> memory{};
+  double step_rms_rel = 0;     // root mean square of the relative step residuals
+  double peak_rms_gib = 0;
+};
+
+}  // namespace stepcast::model

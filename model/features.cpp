@@ -1,0 +1,113 @@
+#include "model/features.hpp"
+
+#include <cmath>
+
+#include "model/counts.hpp"
+#include "model/modules.hpp"
+
+namespace stepcast::model {
+
+namespace {
+constexpr double kTera = 1e12;
+constexpr double kGiga = 1e9;
+constexpr double kGiB = 1073741824.0;
+constexpr double kKiB = 1024.0;
+constexpr int64_t kTileRows = 128;  // query/key tile of the fused attention kernels (64-128 rows)
+}  // namespace
+
+const std::array<std::string, kStepTerms>& step_term_names() {
+  static const std::array<std::string, kStepTerms> names{"fixed_s",     "gemm_s_per_tflop",      "attention_s_per_tflop",
+                                                         "attention_math_s_per_tflop", "mask_path_s_per_tflop",
+                                                         "expert_stream_s_per_gb"};
+  return names;
+}
+
+const std::array<std::string, kMemoryTerms>& memory_term_names() {
+  static const std::array<std::string, kMemoryTerms> names{"fixed_gib", "token_kib", "mask_bytes_per_element",
+                                                           "score_bytes_per_element"};
+  return names;
+}
+
+int64_t round_to_tile(int64_t width) { return (width + kTileRows - 1) / kTileRows * kTileRows; }
+
+double tiled_pairs(const AttentionSpec& layer, int64_t width, ScoreWork work) {
+  return attended_pairs(layer, round_to_tile(width), work);
+}
+
+FeatureMaker::FeatureMaker(const ModelShape& shape, const TierRules& tier, const GpuInfo& gpu, int64_t lora_rank)
+    : tier_(tier), gpu_(gpu) {
+  const int sm = tier.kernel_sm > 0 ? tier.kernel_sm : gpu.sm;
+  for (const auto& g : layers_by_type(shape)) {
+    LayerType t;
+    t.spec = g.spec;
+    t.count = static_cast<int64_t>(g.indices.size());
+    t.plain = plan_layer(tier, g.spec, false, sm);
+    t.masked = plan_layer(tier, g.spec, true, sm);
+    types_.push_back(t);
+  }
+  const auto flops = gemm_flops_per_token(shape);
+  const auto lora = plan_lora(shape, default_lora_targets(), lora_rank);
+  // LoRA: x*A then (x*A)*B, 2 FLOPs per multiply-add over rank*(in+out) weights.
+  gemm_flops_per_token_ = flops.total() + 2.0 * static_cast<double>(lora.params);
+  expert_flops_per_token_ = flops.experts;
+  for (const Module& m : expand_modules(shape))
+    if (m.kind == ModuleKind::experts) {
+      expert_bytes_ += static_cast<double>(m.weight_params() / m.copies * dtype_bytes(shape.dtype));
+    }
+  num_experts_ = static_cast<double>(shape.moe.num_experts);
+  if (shape.moe.num_experts > 0 && shape.moe.top_k < shape.moe.num_experts)
+    log_miss_ = std::log1p(-static_cast<double>(shape.moe.top_k) / num_experts_);
+  const double recompute = tier.recompute ? 1.0 : 0.0;
+  gemm_passes_ = 3.0 + recompute;
+  attention_passes_ = 3.5 + recompute;
+  stream_passes_ = 2.0 + recompute;
+  weights_gib_ = static_cast<double>(weight_bytes(shape, shape.dtype)) / kGiB;
+  // LoRA parameters and their gradients in fp32 (peft keeps adapters in fp32 under autocast).
+  lora_gib_ = static_cast<double>(lora.params) * 8.0 / kGiB;
+}
+
+StepFeatures FeatureMaker::step(const MicroBatch& batch) const {
+  StepFeatures f;
+  const double rows = static_cast<double>(batch.rows.size());
+  const double tokens = rows * static_cast<double>(batch.width);
+  const bool masked = batch.packed || batch.has_padding();
+  f.x[kFixed] = 1.0;
+  f.x[kGemm] = tokens * gemm_flops_per_token_ * gemm_passes_ / kTera;
+  f.expert_tflop = tokens * expert_flops_per_token_ * gemm_passes_ / kTera;
+  for (const LayerType& t : types_) {
+    const LayerPlan& plan = masked ? t.masked : t.plain;
+    const double per_pair = 4.0 * static_cast<double>(t.spec.num_heads * t.spec.head_dim) * rows *
+                            static_cast<double>(t.count) * attention_passes_ / kTera;
+    const double work = per_pair * tiled_pairs(t.spec, batch.width, plan.work);
+    f.x[plan.backend == Backend::math ? kAttentionMath : kAttention] += work;
+    if (masked && !t.plain.explicit_mask)
+      f.x[kMaskPath] += work - per_pair * tiled_pairs(t.spec, batch.width, t.plain.work);
+  }
+  if (num_experts_ > 0) {
+    // Distinct experts hit per layer by T routed tokens under uniform routing: E*(1-(1-k/E)^T).
+    const double hit = num_experts_ * (1.0 - std::exp(tokens * log_miss_));
+    f.x[kExpertStream] = hit * expert_bytes_ * stream_passes_ / kGiga;
+  }
+  return f;
+}
+
+MemoryFeatures FeatureMaker::memory(const MicroBatch& batch) const {
+  MemoryFeatures m;
+  m.base_gib = weights_gib_ + lora_gib_;
+  const double rows = static_cast<double>(batch.rows.size());
+  const double w = static_cast<double>(batch.width);
+  const bool masked = batch.packed || batch.has_padding();
+  m.y[kMemFixed] = 1.0;
+  m.y[kMemToken] = rows * w * kKiB / kGiB;
+  double masks = 0;  // one boolean mask per layer type that has an explicit mask (HF builds one per type)
+  for (const LayerType& t : types_) {
+    const LayerPlan& plan = masked ? t.masked : t.plain;
+    if (plan.explicit_mask) masks += 1;
+    if (plan.backend == Backend::math)
+      m.y[kMemScore] += rows * static_cast<double>(t.spec.num_heads * t.count) * w * w / kGiB;
+  }
+  m.y[kMemMask] = rows * w * w * masks / kGiB;
+  return m;
+}
+
+}  // namespace stepcast::model

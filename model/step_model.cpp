@@ -1,0 +1,32 @@
+#include "model/step_model.hpp"
+
+namespace stepcast::model {
+
+StepModel::StepModel(const ModelShape& shape, const Coefficients& coefficients, const GpuInfo& gpu)
+    : features_(shape, tier_from_label(coefficients.tier), gpu, coefficients.lora_rank), coefficients_(coefficients) {
+  for (int i = 0; i < kStepTerms; ++i) c_[i] = coefficients.step[i].selected ? coefficients.step[i].value : 0.0;
+  for (int i = 0; i < kMemoryTerms; ++i) m_[i] = coefficients.memory[i].selected ? coefficients.memory[i].value : 0.0;
+}
+
+StepModel::StepModel(const ModelShape& shape, const Coefficients& coefficients)
+    : StepModel(shape, coefficients, gpu_info(coefficients.gpu)) {}
+
+double StepModel::step_s(const MicroBatch& batch) const {
+  const StepFeatures f = features_.step(batch);
+  std::array<const double*, kStepTerms> c{};
+  for (int i = 0; i < kStepTerms; ++i) c[i] = &c_[i];
+  return step_seconds(c.data(), f);
+}
+
+double StepModel::peak_gib(const MicroBatch& batch) const {
+  const MemoryFeatures y = features_.memory(batch);
+  double peak = y.base_gib;
+  for (int i = 0; i < kMemoryTerms; ++i) peak += m_[i] * y.y[i];
+  return peak;
+}
+
+MemoryTable StepModel::memory_table(const MicroBatch& batch) const {
+  return model::memory_table(features_, features_.memory(batch), m_);
+}
+
+}  // namespace stepcast::model
