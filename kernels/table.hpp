@@ -1,0 +1,39 @@
+#pragma once
+// What a trace or a CUPTI table says about device work, before any classification: one row per
+// distinct kernel (or memcpy / memset) name, and the device it ran on.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace stepcast::kernels {
+
+struct DeviceInfo {
+  std::string name;       // "NVIDIA H200"; "" when the source does not say
+  int compute_major = 0;  // 0 when unknown
+  int compute_minor = 0;
+  int num_sms = 0;
+};
+
+struct KernelStat {
+  std::string name;
+  std::string kind = "kernel";  // "kernel", "memcpy", "memset"
+  int64_t count = 0;
+  double time_s = 0;        // sum of the launches' durations
+  int64_t short_count = 0;  // launches shorter than KernelTable::short_threshold_s
+  double short_time_s = 0;
+};
+
+struct KernelTable {
+  std::string source;          // the file it came from
+  std::string format;          // "chrome_trace" or "cupti_table"
+  DeviceInfo device;
+  std::vector<KernelStat> kernels;
+  int64_t steps = 0;           // ProfilerStep#N markers (Chrome) or the table header; 0 = not said
+  double short_threshold_s = 10e-6;
+  // Chrome traces only (0 when unknown): first device-activity start to last end, and the time at least
+  // one kernel/copy was running (union of the intervals over all streams).
+  double window_s = 0;
+  double busy_s = 0;
+};
+
+}  // namespace stepcast::kernels

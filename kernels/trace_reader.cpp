@@ -1,0 +1,585 @@
+#include "kernels/trace_reader.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#ifdef STEPCAST_WITH_ZLIB
+#include <zlib.h>
+#endif
+
+#include "kernels/cupti_table.hpp"
+#include "model/errors.hpp"
+
+namespace stepcast::kernels {
+namespace {
+
+constexpr size_t kWindowBytes = 1 << 20;  // 1 MiB read window: large enough that refills cost nothing
+constexpr int kMaxDepth = 256;            // nesting deeper than this is not a profiler trace
+
+// Thrown inside the tokenizer; turned into an InputError with the file name at the top.
+struct SyntaxError {
+  uint64_t offset;
+  std::string what;
+};
+
+// Bytes of a file, decompressed when it is gzip (zlib reads plain files transparently too).
+class ByteSource {
+ public:
+  explicit ByteSource(const std::filesystem::path& path) : path_(path.string()) {
+#ifdef STEPCAST_WITH_ZLIB
+    gz_ = gzopen(path_.c_str(), "rb");
+    if (gz_ == nullptr) throw InputError(path_ + ": cannot open for reading");
+    gzbuffer(gz_, 1 << 18);
+#else
+    file_ = std::fopen(path_.c_str(), "rb");
+    if (file_ == nullptr) throw InputError(path_ + ": cannot open for reading");
+#endif
+  }
+  ~ByteSource() {
+#ifdef STEPCAST_WITH_ZLIB
+    if (gz_ != nullptr) gzclose(gz_);
+#else
+    if (file_ != nullptr) std::fclose(file_);
+#endif
+  }
+  ByteSource(const ByteSource&) = delete;
+  ByteSource& operator=(const ByteSource&) = delete;
+
+  // Fills `buf` with up to `size` bytes; 0 at the end. Throws SyntaxError on a corrupt or truncated stream.
+  size_t read(char* buf, size_t size, uint64_t offset) {
+#ifdef STEPCAST_WITH_ZLIB
+    const int n = gzread(gz_, buf, static_cast<unsigned>(size));
+    if (n < 0) {
+      int code = 0;
+      const char* msg = gzerror(gz_, &code);
+      throw SyntaxError{offset, std::string("gzip stream is corrupt or truncated (") + msg + ")"};
+    }
+    if (n == 0) {
+      int code = 0;
+      const char* msg = gzerror(gz_, &code);
+      if (code != Z_OK && code != Z_STREAM_END)
+        throw SyntaxError{offset, std::string("gzip stream is corrupt or truncated (") + msg + ")"};
+    }
+    return static_cast<size_t>(n);
+#else
+    return std::fread(buf, 1, size, file_);
+#endif
+  }
+
+ private:
+  std::string path_;
+#ifdef STEPCAST_WITH_ZLIB
+  gzFile gz_ = nullptr;
+#else
+  FILE* file_ = nullptr;
+#endif
+};
+
+bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+bool iequals(const std::string& a, const char* b) {
+  const size_t n = std::strlen(b);
+  if (a.size() != n) return false;
+  for (size_t i = 0; i < n; ++i)
+    if (std::tolower(static_cast<unsigned char>(a[i])) != b[i]) return false;
+  return true;
+}
+
+struct Agg {
+  std::string kind;
+  int64_t count = 0;
+  double time_us = 0;
+  int64_t short_count = 0;
+  double short_us = 0;
+};
+
+struct DeviceProps {
+  int64_t id = -1;
+  DeviceInfo info;
+};
+
+// The tokenizer and the trace grammar in one: a hand-written recursive descent over a sliding window.
+class ChromeTraceParser {
+ public:
+  ChromeTraceParser(ByteSource& src, double short_threshold_us)
+      : src_(src), buf_(kWindowBytes), short_us_(short_threshold_us) {}
+
+  void parse() {
+    const char c = next_nonspace();
+    if (c == '{') {
+      parse_top_object();
+    } else if (c == '[') {
+      parse_events_array();  // the JSON Array Format of the Trace Event spec
+    } else {
+      fail(c == 0 && at_end() ? "the file is empty" : "expected '{' or '[' at the start of a trace");
+    }
+    if (next_nonspace_or_end() != 0) fail("unexpected bytes after the end of the trace's JSON value");
+  }
+
+  KernelTable result(const std::string& source, double short_threshold_s);
+
+ private:
+  // --- byte window -------------------------------------------------------------------------------
+  bool refill() {
+    base_ += static_cast<uint64_t>(end_ - buf_.data());
+    const size_t n = src_.read(buf_.data(), buf_.size(), base_);
+    p_ = buf_.data();
+    end_ = p_ + n;
+    return n > 0;
+  }
+  bool at_end() { return p_ == end_ && !refill(); }
+  uint64_t offset() const { return base_ + static_cast<uint64_t>(p_ - buf_.data()); }
+  [[noreturn]] void fail(const std::string& what) const { throw SyntaxError{offset(), what}; }
+  [[noreturn]] void fail_eof(const char* inside) const {
+    throw SyntaxError{offset(), std::string("unexpected end of file inside ") + inside + " (truncated trace?)"};
+  }
+  char get(const char* inside) {
+    if (p_ == end_ && !refill()) fail_eof(inside);
+    return *p_++;
+  }
+  char next_nonspace() {
+    for (;;) {
+      while (p_ != end_ && is_space(*p_)) ++p_;
+      if (p_ != end_) return *p_++;
+      if (!refill()) fail_eof("the JSON text");
+    }
+  }
+  char next_nonspace_or_end() {  // 0 at the end of the input
+    for (;;) {
+      while (p_ != end_ && is_space(*p_)) ++p_;
+      if (p_ != end_) return *p_++;
+      if (!refill()) return 0;
+    }
+  }
+  void expect(char want, const char* inside) {
+    const char c = next_nonspace();
+    if (c != want) {
+      --p_;
+      fail(std::string("expected '") + want + "' in " + inside + ", found " + describe(c));
+    }
+  }
+  static std::string describe(char c) {
+    if (static_cast<unsigned char>(c) < 0x20) return "byte " + std::to_string(static_cast<int>(c));
+    return std::string("'") + c + "'";
+  }
+
+  // --- strings -----------------------------------------------------------------------------------
+  // After the opening quote. Appends the decoded string to `out` (when given).
+  void read_string(std::string* out) {
+    for (;;) {
+      const char* start = p_;
+      while (p_ != end_ && *p_ != '"' && *p_ != '\\' && static_cast<unsigned char>(*p_) >= 0x20) ++p_;
+      if (out != nullptr) out->append(start, static_cast<size_t>(p_ - start));
+      if (p_ == end_) {
+        if (!refill()) fail_eof("a string");
+        continue;
+      }
+      const char c = *p_++;
+      if (c == '"') return;
+      if (c != '\\') {
+        --p_;
+        fail("control character inside a string");
+      }
+      read_escape(out);
+    }
+  }
+  void read_escape(std::string* out) {
+    const char e = get("a string escape");
+    char plain = 0;
+    switch (e) {
+      case '"': plain = '"'; break;
+      case '\\': plain = '\\'; break;
+      case '/': plain = '/'; break;
+      case 'b': plain = '\b'; break;
+      case 'f': plain = '\f'; break;
+      case 'n': plain = '\n'; break;
+      case 'r': plain = '\r'; break;
+      case 't': plain = '\t'; break;
+      case 'u': {
+        uint32_t cp = read_hex4();
+        if (cp >= 0xD800 && cp <= 0xDBFF) {  // a surrogate pair: \uD83D\uDE00
+          if (get("a string escape") != '\\' || get("a string escape") != 'u') fail("lone high surrogate in \\u escape");
+          const uint32_t lo = read_hex4();
+          if (lo < 0xDC00 || lo > 0xDFFF) fail("invalid low surrogate in \\u escape");
+          cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+        }
+        if (out != nullptr) append_utf8(*out, cp);
+        return;
+      }
+      default:
+        --p_;
+        fail("invalid escape '\\" + std::string(1, e) + "' in a string");
+    }
+    if (out != nullptr) out->push_back(plain);
+  }
+  uint32_t read_hex4() {
+    uint32_t v = 0;
+    for (int i = 0; i < 4; ++i) {
+      const char h = get("a \\u escape");
+      v <<= 4;
+      if (h >= '0' && h <= '9') v |= static_cast<uint32_t>(h - '0');
+      else if (h >= 'a' && h <= 'f') v |= static_cast<uint32_t>(h - 'a' + 10);
+      else if (h >= 'A' && h <= 'F') v |= static_cast<uint32_t>(h - 'A' + 10);
+      else fail("invalid hex digit in \\u escape");
+    }
+    return v;
+  }
+  static void append_utf8(std::string& out, uint32_t cp) {
+    if (cp < 0x80) {
+      out.push_back(static_cast<char>(cp));
+    } else if (cp < 0x800) {
+      out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
+      out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    } else if (cp < 0x10000) {
+      out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
+      out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+      out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    } else {
+      out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
+      out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+      out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+      out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    }
+  }
+
+  // --- numbers and literals ----------------------------------------------------------------------
+  // `first` is the number's first character, already consumed.
+  double read_number(char first) {
+    char tok[64];
+    size_t n = 0;
+    tok[n++] = first;
+    for (;;) {
+      if (p_ == end_ && !refill()) break;
+      const char c = *p_;
+      if (!((c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '-' || c == '+')) break;
+      if (n == sizeof(tok)) fail("number too long");
+      tok[n++] = c;
+      ++p_;
+    }
+    const bool json_start = first == '-' || (first >= '0' && first <= '9');
+    double v = 0;
+    const char* b = tok + (first == '-' ? 1 : 0);  // from_chars takes no '+', and JSON no leading '+'
+    const auto [ptr, ec] = std::from_chars(b, tok + n, v);
+    if (!json_start || ec != std::errc() || ptr != tok + n || b == tok + n || !(*b >= '0' && *b <= '9'))
+      fail("malformed number '" + std::string(tok, n) + "'");
+    return first == '-' ? -v : v;
+  }
+  void read_literal(char first) {
+    const char* word = first == 't' ? "true" : first == 'f' ? "false" : "null";
+    for (const char* w = word + 1; *w != 0; ++w)
+      if (get("a literal") != *w) {
+        --p_;
+        fail(std::string("malformed literal (expected ") + word + ")");
+      }
+  }
+
+  // --- generic values ----------------------------------------------------------------------------
+  void skip_value(char first, int depth) {
+    if (depth > kMaxDepth) fail("nesting deeper than 256 levels");
+    switch (first) {
+      case '"': read_string(nullptr); return;
+      case '{': skip_object(depth); return;
+      case '[': skip_array(depth); return;
+      case 't': case 'f': case 'n': read_literal(first); return;
+      default:
+        if (first == '-' || (first >= '0' && first <= '9')) {
+          read_number(first);
+          return;
+        }
+        --p_;
+        fail("expected a JSON value, found " + describe(first));
+    }
+  }
+  void skip_object(int depth) {
+    char c = next_nonspace();
+    if (c == '}') return;
+    for (;;) {
+      if (c != '"') back_fail("expected a key string in an object", c);
+      read_string(nullptr);
+      expect(':', "an object");
+      skip_value(next_nonspace(), depth + 1);
+      c = next_nonspace();
+      if (c == '}') return;
+      if (c != ',') back_fail("expected ',' or '}' in an object", c);
+      c = next_nonspace();
+    }
+  }
+  void skip_array(int depth) {
+    char c = next_nonspace();
+    if (c == ']') return;
+    for (;;) {
+      skip_value(c, depth + 1);
+      c = next_nonspace();
+      if (c == ']') return;
+      if (c != ',') back_fail("expected ',' or ']' in an array", c);
+      c = next_nonspace();
+    }
+  }
+  [[noreturn]] void back_fail(const std::string& what, char found) {
+    --p_;
+    fail(what + ", found " + describe(found));
+  }
+
+  // --- the trace's grammar -----------------------------------------------------------------------
+  void parse_top_object() {
+    char c = next_nonspace();
+    if (c == '}') return;
+    for (;;) {
+      if (c != '"') back_fail("expected a key string in the trace object", c);
+      key_.clear();
+      read_string(&key_);
+      expect(':', "the trace object");
+      c = next_nonspace();
+      if (key_ == "traceEvents" && c == '[') {
+        parse_events_array();
+      } else if (key_ == "deviceProperties" && c == '[') {
+        parse_device_properties();
+      } else {
+        skip_value(c, 1);
+      }
+      c = next_nonspace();
+      if (c == '}') return;
+      if (c != ',') back_fail("expected ',' or '}' in the trace object", c);
+      c = next_nonspace();
+    }
+  }
+
+  void parse_events_array() {
+    char c = next_nonspace();
+    if (c == ']') return;
+    for (;;) {
+      if (c == '{') {
+        parse_event();
+      } else {
+        skip_value(c, 2);
+      }
+      c = next_nonspace();
+      if (c == ']') return;
+      if (c != ',') back_fail("expected ',' or ']' in traceEvents", c);
+      c = next_nonspace();
+    }
+  }
+
+  // One event object; keeps ph, cat, name, ts, dur, pid.
+  void parse_event() {
+    ph_.clear();
+    cat_.clear();
+    name_.clear();
+    double ts = 0, dur = -1;
+    int64_t pid = -1;
+    char c = next_nonspace();
+    if (c != '}') {
+      for (;;) {
+        if (c != '"') back_fail("expected a key string in an event", c);
+        key_.clear();
+        read_string(&key_);
+        expect(':', "an event");
+        c = next_nonspace();
+        if (c == '"' && (key_ == "ph" || key_ == "cat" || key_ == "name")) {
+          read_string(key_ == "ph" ? &ph_ : key_ == "cat" ? &cat_ : &name_);
+        } else if ((c == '-' || (c >= '0' && c <= '9')) && (key_ == "ts" || key_ == "dur" || key_ == "pid")) {
+          const double v = read_number(c);
+          if (key_ == "ts") ts = v;
+          else if (key_ == "dur") dur = v;
+          else pid = static_cast<int64_t>(v);
+        } else {
+          skip_value(c, 3);
+        }
+        c = next_nonspace();
+        if (c == '}') break;
+        if (c != ',') back_fail("expected ',' or '}' in an event", c);
+        c = next_nonspace();
+      }
+    }
+    take_event(ts, dur, pid);
+  }
+
+  void take_event(double ts_us, double dur_us, int64_t pid) {
+    if (ph_ != "X" || dur_us < 0) return;
+    const char* kind = nullptr;
+    if (iequals(cat_, "kernel")) kind = "kernel";
+    else if (iequals(cat_, "gpu_memcpy") || iequals(cat_, "memcpy")) kind = "memcpy";
+    else if (iequals(cat_, "gpu_memset") || iequals(cat_, "memset")) kind = "memset";
+    if (kind == nullptr) {
+      if (name_.rfind("ProfilerStep#", 0) == 0 && (cat_ == "user_annotation" || cat_ == "cpu_op"))
+        steps_.insert(name_);
+      return;
+    }
+    auto it = aggs_.find(name_);
+    if (it == aggs_.end()) it = aggs_.emplace(name_, Agg{kind}).first;
+    Agg& a = it->second;
+    ++a.count;
+    a.time_us += dur_us;
+    if (dur_us < short_us_) {
+      ++a.short_count;
+      a.short_us += dur_us;
+    }
+    ++pid_counts_[pid];
+    intervals_.emplace_back(ts_us, ts_us + dur_us);
+  }
+
+  void parse_device_properties() {
+    char c = next_nonspace();
+    if (c == ']') return;
+    for (;;) {
+      if (c == '{') {
+        devices_.push_back(parse_device());
+      } else {
+        skip_value(c, 2);
+      }
+      c = next_nonspace();
+      if (c == ']') return;
+      if (c != ',') back_fail("expected ',' or ']' in deviceProperties", c);
+      c = next_nonspace();
+    }
+  }
+
+  DeviceProps parse_device() {
+    DeviceProps d;
+    char c = next_nonspace();
+    if (c == '}') return d;
+    for (;;) {
+      if (c != '"') back_fail("expected a key string in deviceProperties", c);
+      key_.clear();
+      read_string(&key_);
+      expect(':', "deviceProperties");
+      c = next_nonspace();
+      const bool num = c == '-' || (c >= '0' && c <= '9');
+      if (c == '"' && key_ == "name") {
+        read_string(&d.info.name);
+      } else if (num && (key_ == "id" || key_ == "computeMajor" || key_ == "computeMinor" || key_ == "numSms")) {
+        const auto v = static_cast<int64_t>(read_number(c));
+        if (key_ == "id") d.id = v;
+        else if (key_ == "computeMajor") d.info.compute_major = static_cast<int>(v);
+        else if (key_ == "computeMinor") d.info.compute_minor = static_cast<int>(v);
+        else d.info.num_sms = static_cast<int>(v);
+      } else {
+        skip_value(c, 3);
+      }
+      c = next_nonspace();
+      if (c == '}') return d;
+      if (c != ',') back_fail("expected ',' or '}' in deviceProperties", c);
+      c = next_nonspace();
+    }
+  }
+
+  ByteSource& src_;
+  std::vector<char> buf_;
+  char* p_ = nullptr;
+  char* end_ = nullptr;
+  uint64_t base_ = 0;
+  double short_us_;
+  std::string key_, ph_, cat_, name_;
+  std::unordered_map<std::string, Agg> aggs_;
+  std::unordered_set<std::string> steps_;
+  std::unordered_map<int64_t, int64_t> pid_counts_;
+  std::vector<std::pair<double, double>> intervals_;  // device activity [start, end) in µs
+  std::vector<DeviceProps> devices_;
+};
+
+// Union of the intervals: the time at least one stream was busy.
+double busy_us(std::vector<std::pair<double, double>>& iv) {
+  std::sort(iv.begin(), iv.end());
+  double busy = 0, cur_start = 0, cur_end = 0;
+  bool open = false;
+  for (const auto& [s, e] : iv) {
+    if (!open || s > cur_end) {
+      if (open) busy += cur_end - cur_start;
+      cur_start = s;
+      cur_end = e;
+      open = true;
+    } else {
+      cur_end = std::max(cur_end, e);
+    }
+  }
+  if (open) busy += cur_end - cur_start;
+  return busy;
+}
+
+KernelTable ChromeTraceParser::result(const std::string& source, double short_threshold_s) {
+  KernelTable t;
+  t.source = source;
+  t.format = "chrome_trace";
+  t.short_threshold_s = short_threshold_s;
+  t.steps = static_cast<int64_t>(steps_.size());
+  // Kineto gives GPU events the device index as pid; the device that ran most kernels is the one reported.
+  int64_t device_pid = -1, best = -1;
+  for (const auto& [pid, n] : pid_counts_)
+    if (n > best || (n == best && pid < device_pid)) {
+      best = n;
+      device_pid = pid;
+    }
+  for (const auto& d : devices_)
+    if (d.id == device_pid) t.device = d.info;
+  if (t.device.name.empty() && t.device.compute_major == 0 && !devices_.empty()) t.device = devices_.front().info;
+  for (auto& [name, a] : aggs_)
+    t.kernels.push_back({name, a.kind, a.count, a.time_us * 1e-6, a.short_count, a.short_us * 1e-6});
+  if (!intervals_.empty()) {
+    double first = intervals_.front().first, last = intervals_.front().second;
+    for (const auto& [s, e] : intervals_) {
+      first = std::min(first, s);
+      last = std::max(last, e);
+    }
+    t.window_s = (last - first) * 1e-6;
+    t.busy_s = busy_us(intervals_) * 1e-6;
+  }
+  return t;
+}
+
+KernelTable from_cupti(const CuptiTable& c, const std::string& source) {
+  KernelTable t;
+  t.source = source;
+  t.format = "cupti_table";
+  t.device = {c.header.device, c.header.compute_major, c.header.compute_minor, c.header.num_sms};
+  t.steps = c.header.steps;
+  t.short_threshold_s = static_cast<double>(c.header.short_threshold_ns) * 1e-9;
+  for (const auto& r : c.rows)
+    t.kernels.push_back({r.name, r.kind, r.count, static_cast<double>(r.total_ns) * 1e-9, r.short_count,
+                         static_cast<double>(r.short_ns) * 1e-9});
+  return t;
+}
+
+std::string first_bytes(const std::filesystem::path& path) {
+  ByteSource src(path);
+  std::string head(256, '\0');
+  size_t n = 0;
+  try {
+    n = src.read(head.data(), head.size(), 0);
+  } catch (const SyntaxError&) {
+    n = 0;  // the full read reports it with its offset
+  }
+  head.resize(n);
+  return head;
+}
+
+}  // namespace
+
+KernelTable read_chrome_trace(const std::filesystem::path& path, const ReadOptions& options) {
+  if (!std::filesystem::exists(path)) throw InputError(path.string() + ": no such file");
+  ByteSource src(path);
+  ChromeTraceParser parser(src, options.short_threshold_s * 1e6);
+  try {
+    parser.parse();
+  } catch (const SyntaxError& e) {
+    throw InputError(path.string() + ": byte " + std::to_string(e.offset) +
+                     (path.extension() == ".gz" ? " of the decompressed stream" : "") + ": " + e.what +
+                     ". Violated constraint: a complete JSON Chrome trace");
+  }
+  return parser.result(path.string(), options.short_threshold_s);
+}
+
+KernelTable read_kernel_table(const std::filesystem::path& path, const ReadOptions& options) {
+  if (!std::filesystem::exists(path)) throw InputError(path.string() + ": no such file");
+  if (std::filesystem::is_directory(path)) throw InputError(path.string() + ": is a directory, not a trace");
+  if (looks_like_cupti_table(first_bytes(path))) return from_cupti(read_cupti_table(path), path.string());
+  return read_chrome_trace(path, options);
+}
+
+}  // namespace stepcast::kernels
