@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "model/batch.hpp"
+
 namespace stepcast::calibrate {
 
 struct Record {
@@ -34,6 +36,14 @@ struct Record {
   // The peak can be used for fitting: measured, valid, not an OOM point.
   bool usable_peak() const { return peak_gib.has_value() && peak_valid && !oom; }
 };
+
+// The micro-batch a record measured (rows right-padded to width).
+inline model::MicroBatch to_batch(const Record& r) {
+  model::MicroBatch b;
+  b.rows = r.rows;
+  b.width = r.width;
+  return b;
+}
 
 // Record <-> one JSON object. from_json collects every problem as "file:line:col: ..." (col is the
 // column of the offending key in `text` where it can be found, else "file:line: ...").

@@ -80,6 +80,33 @@ model::Coefficients load_coefficients(const std::string& path) {
   return c;
 }
 
+nlohmann::json coefficients_json(const model::Coefficients& c) {
+  nlohmann::json j;
+  j["model"] = c.model;
+  j["gpu"] = c.gpu;
+  j["tier"] = c.tier;
+  j["points"] = c.points;
+  j["peak_points"] = c.peak_points;
+  j["tool_version"] = c.tool_version;
+  j["date"] = c.date;
+  j["loss"] = c.loss;
+  j["lora_rank"] = c.lora_rank;
+  j["step_rms_rel"] = c.step_rms_rel;
+  j["peak_rms_gib"] = c.peak_rms_gib;
+  auto terms = [](const auto& names, const auto& values) {
+    nlohmann::json out = nlohmann::json::object();
+    for (size_t i = 0; i < names.size(); ++i)
+      out[names[i]] = {{"value", values[i].value},
+                       {"std_error", values[i].std_error},
+                       {"selected", values[i].selected},
+                       {"reason", values[i].reason}};
+    return out;
+  };
+  j["step"] = terms(model::step_term_names(), c.step);
+  j["memory"] = terms(model::memory_term_names(), c.memory);
+  return j;
+}
+
 std::string coefficients_yaml(const model::Coefficients& c) {
   YAML::Emitter out;
   out.SetDoublePrecision(10);

@@ -1,0 +1,59 @@
+#pragma once
+// Fitting coefficients to measurement records with Ceres (after robust_curve_fitting.cc): one templated
+// residual functor per fit, AutoDiffCostFunction, non-negative bounds, optional robust loss, standard
+// errors from ceres::Covariance, and forward model selection that says why each term is in or out.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "calibrate/records.hpp"
+#include "model/coefficients.hpp"
+#include "model/shape.hpp"
+
+namespace stepcast::calibrate {
+
+struct FitOptions {
+  std::string loss = "none";     // none, huber, cauchy
+  double loss_scale = 0.05;      // step: relative error where the robust loss bends; peak: x 10 GiB
+  // Step residuals: "relative" ((predicted - measured) / measured; the bars are MAPEs, so every record
+  // weighs the same) or "absolute" (seconds; the seed's own least squares).
+  std::string residuals = "relative";
+  double min_t_ratio = 2.0;      // an optional term stays only if estimate > min_t_ratio * standard error
+  std::string tool_version = "dev";
+  std::string date;              // provenance; empty = now (UTC)
+  // Priors: coefficients of the same GPU to regularise toward (a Gaussian residual per term with a
+  // relative sigma), so that a handful of points cannot fling a rate far from what the GPU does.
+  std::optional<model::Coefficients> prior;
+  double prior_rel_sigma = 0.5;
+  bool verbose = false;
+};
+
+struct StepResidualRow {
+  int64_t line = 0;
+  double measured_s = 0;
+  double predicted_s = 0;
+  double error_rel() const { return (predicted_s - measured_s) / measured_s; }
+};
+
+struct PeakResidualRow {
+  int64_t line = 0;
+  double measured_gib = 0;   // for an OOM record: the GPU's capacity (a lower bound)
+  double predicted_gib = 0;
+  bool oom_constraint = false;
+  double error_rel() const { return (predicted_gib - measured_gib) / measured_gib; }
+};
+
+struct FitReport {
+  model::Coefficients coefficients;
+  std::vector<StepResidualRow> step_residuals;
+  std::vector<PeakResidualRow> peak_residuals;
+  std::vector<std::string> notes;
+};
+
+// Records must share one model, GPU and tier (check_uniform says which lines do not). Throws
+// InputError when nothing can be fitted (no step records, fewer than 2 points).
+FitReport fit(const model::ModelShape& shape, const std::vector<Record>& records, const FitOptions& options);
+
+void check_uniform(const std::vector<Record>& records, const std::string& file);
+
+}  // namespace stepcast::calibrate

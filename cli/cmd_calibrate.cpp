@@ -1,0 +1,113 @@
+// stepcast calibrate: fit a tier's coefficients to measurement records (Ceres), print them with
+// standard errors, the chosen terms and why, and the residual of every record; write C.yaml.
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <iostream>
+
+#include "calibrate/fit.hpp"
+#include "calibrate/records.hpp"
+#include "cli/app.hpp"
+#include "cli/fit_input.hpp"
+#include "cli/coefficients_io.hpp"
+#include "cli/format.hpp"
+#include "model/errors.hpp"
+
+#ifndef STEPCAST_VERSION
+#define STEPCAST_VERSION "dev"
+#endif
+
+namespace stepcast::cli {
+namespace {
+
+struct CalibrateOptions {
+  FitInputOptions input;
+  std::string out;
+  bool force = false;
+  Format format = Format::text;
+};
+
+nlohmann::json report_json(const calibrate::FitReport& r, const std::string& out) {
+  nlohmann::json j;
+  j["coefficients"] = coefficients_json(r.coefficients);
+  j["out"] = out;
+  j["step_residuals"] = nlohmann::json::array();
+  for (const auto& s : r.step_residuals)
+    j["step_residuals"].push_back({{"line", s.line},
+                                   {"measured_step_s", s.measured_s},
+                                   {"predicted_step_s", s.predicted_s},
+                                   {"error_rel", s.error_rel()}});
+  j["peak_residuals"] = nlohmann::json::array();
+  for (const auto& p : r.peak_residuals)
+    j["peak_residuals"].push_back({{"line", p.line},
+                                   {"measured_peak_gib", p.measured_gib},
+                                   {"predicted_peak_gib", p.predicted_gib},
+                                   {"oom_constraint", p.oom_constraint},
+                                   {"error_rel", p.error_rel()}});
+  j["notes"] = r.notes;
+  return j;
+}
+
+void print_terms(std::ostream& out, const std::string& title, const auto& names, const auto& terms) {
+  out << title << "\n";
+  for (size_t i = 0; i < names.size(); ++i) {
+    const auto& t = terms[i];
+    char line[160];
+    if (t.selected)
+      std::snprintf(line, sizeof line, "  %-28s %12.5g ± %-10.3g ", names[i].c_str(), t.value, t.std_error);
+    else
+      std::snprintf(line, sizeof line, "  %-28s %12s   %-10s ", names[i].c_str(), "-", "");
+    out << line << t.reason << "\n";
+  }
+}
+
+void print_text(const calibrate::FitReport& r, const std::string& file, const std::string& out_path, std::ostream& out) {
+  const auto& c = r.coefficients;
+  out << "calibrated " << c.model << " on " << c.gpu << ", tier " << c.tier << ": " << c.points << " step points, "
+      << c.peak_points << " peak points, loss " << c.loss << "\n";
+  print_terms(out, "step-time terms (value ± standard error):", model::step_term_names(), c.step);
+  print_terms(out, "memory terms (value ± standard error):", model::memory_term_names(), c.memory);
+  out << "step residuals (relative RMS " << fixed(c.step_rms_rel * 100, 2) << " %):\n";
+  for (const auto& s : r.step_residuals)
+    out << "  " << file << ":" << s.line << "  measured " << fixed(s.measured_s, 3) << " s  predicted "
+        << fixed(s.predicted_s, 3) << " s  " << (s.predicted_s >= s.measured_s ? "+" : "")
+        << fixed((s.predicted_s - s.measured_s) * 1000, 1) << " ms (" << fixed(s.error_rel() * 100, 2) << " %)\n";
+  out << "peak residuals (RMS " << fixed(c.peak_rms_gib, 2) << " GiB):\n";
+  for (const auto& p : r.peak_residuals)
+    out << "  " << file << ":" << p.line << "  " << (p.oom_constraint ? "OOM, capacity " : "measured ")
+        << fixed(p.measured_gib, 2) << " GiB  predicted " << fixed(p.predicted_gib, 2) << " GiB ("
+        << fixed(p.error_rel() * 100, 2) << " %)\n";
+  for (const auto& n : r.notes) out << "note: " << n << "\n";
+  if (!out_path.empty()) out << "wrote " << out_path << "\n";
+}
+
+}  // namespace
+
+void add_calibrate_command(CLI::App& app) {
+  auto o = std::make_shared<CalibrateOptions>();
+  CLI::App* cmd = app.add_subcommand("calibrate", "Fit a tier's step-time and memory coefficients to measurements");
+  cmd->footer(
+      "Examples:\n"
+      "  stepcast calibrate --measurements scenarios/measurements/seed-sm120.jsonl --out seed.yaml\n"
+      "  stepcast calibrate --model gemma-4-26b-a4b --measurements h200.jsonl --tier sdpa-auto/grouped \\\n"
+      "      --loss huber --out h200.yaml --force --format json\n"
+      "Every record must share one model, GPU and tier (filter with --tier / --gpu). Terms the data do not\n"
+      "support are dropped and the reason is printed. An existing --out is never overwritten without --force.");
+  add_fit_input_options(cmd, o->input);
+  cmd->add_option("--out", o->out, "Write the coefficients here (YAML, atomically)");
+  cmd->add_flag("--force", o->force, "Overwrite an existing --out");
+  add_format_option(cmd, o->format);
+  cmd->callback([o]() {
+    if (!o->out.empty() && std::filesystem::exists(o->out) && !o->force)
+      throw InputError("--out " + o->out + ": the file exists. Violated constraint: pass --force to overwrite it");
+    const FitInput in = load_fit_input(o->input, STEPCAST_VERSION);
+    const calibrate::FitReport report = calibrate::fit(in.shape, in.records, in.options);
+    if (!o->out.empty()) save_coefficients(o->out, report.coefficients);
+    if (o->format == Format::json)
+      std::cout << report_json(report, o->out).dump(2) << "\n";
+    else
+      print_text(report, o->input.measurements, o->out, std::cout);
+  });
+}
+
+}  // namespace stepcast::cli

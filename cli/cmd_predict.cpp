@@ -1,0 +1,129 @@
+// stepcast predict: step time and peak memory from a coefficient file, for every record of a
+// measurements file (with the error where a measurement exists) or for one micro-batch. No Ceres.
+#include <nlohmann/json.hpp>
+
+#include <iostream>
+
+#include "calibrate/records.hpp"
+#include "cli/app.hpp"
+#include "cli/coefficients_io.hpp"
+#include "cli/format.hpp"
+#include "cli/model_config.hpp"
+#include "model/errors.hpp"
+#include "model/step_model.hpp"
+
+namespace stepcast::cli {
+namespace {
+
+struct PredictOptions {
+  std::string coefficients;
+  std::string model;
+  std::string measurements;
+  std::vector<int64_t> rows;
+  int64_t width = 0;
+  Format format = Format::text;
+};
+
+nlohmann::json predict_record(const model::StepModel& m, const calibrate::Record& r) {
+  nlohmann::json j = calibrate::to_json(r);
+  j["line"] = r.line;
+  const auto b = calibrate::to_batch(r);
+  const double step = m.step_s(b);
+  const double peak = m.peak_gib(b);
+  j["predicted_step_s"] = step;
+  j["predicted_peak_gib"] = peak;
+  if (r.step_s && !r.oom) j["step_error_rel"] = (step - *r.step_s) / *r.step_s;
+  if (r.usable_peak()) j["peak_error_rel"] = (peak - *r.peak_gib) / *r.peak_gib;
+  return j;
+}
+
+nlohmann::json memory_json(const model::MemoryTable& t) {
+  nlohmann::json items = nlohmann::json::array();
+  for (const auto& i : t.items) items.push_back({{"name", i.name}, {"bytes", i.bytes}, {"lifetime", i.lifetime}});
+  return {{"items", items}, {"total_bytes", t.total_bytes()}, {"total_gib", t.total_gib()}};
+}
+
+void run_batch(const model::StepModel& m, const PredictOptions& o) {
+  model::MicroBatch b;
+  b.rows = o.rows;
+  b.width = o.width > 0 ? o.width : *std::max_element(o.rows.begin(), o.rows.end());
+  for (int64_t r : b.rows)
+    if (r > b.width)
+      throw InputError("--rows: a row of " + std::to_string(r) + " tokens. Violated constraint: <= --width " +
+                       std::to_string(b.width));
+  const double step = m.step_s(b);
+  const auto table = m.memory_table(b);
+  if (o.format == Format::json) {
+    std::cout << nlohmann::json{{"rows", b.rows},          {"width", b.width},
+                                {"predicted_step_s", step}, {"predicted_peak_gib", table.total_gib()},
+                                {"memory", memory_json(table)}}
+                     .dump(2)
+              << "\n";
+    return;
+  }
+  std::cout << "rows " << b.rows.size() << " x width " << b.width << " (" << b.real_tokens() << " real tokens, "
+            << fixed(100.0 * (1.0 - static_cast<double>(b.real_tokens()) / static_cast<double>(b.padded_tokens())), 1)
+            << " % padding)\n";
+  std::cout << "  predicted step " << fixed(step, 3) << " s, peak " << fixed(table.total_gib(), 2) << " GiB\n";
+  for (const auto& i : table.items)
+    std::cout << "    " << i.name << std::string(36 - std::min<size_t>(35, i.name.size()), ' ')
+              << fixed(static_cast<double>(i.bytes) / 1073741824.0, 3) << " GiB  (" << i.lifetime << ")\n";
+}
+
+void run_records(const model::StepModel& m, const PredictOptions& o) {
+  const auto records = calibrate::read_records(o.measurements);
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& r : records) out.push_back(predict_record(m, r));
+  if (o.format == Format::json) {
+    std::cout << out.dump(2) << "\n";
+    return;
+  }
+  for (const auto& j : out) {
+    std::cout << o.measurements << ":" << j["line"].get<int64_t>() << "  " << j["rows"].size() << " x "
+              << j["width"].get<int64_t>() << "  step " << fixed(j["predicted_step_s"].get<double>(), 3) << " s";
+    if (j.contains("step_error_rel"))
+      std::cout << " (measured " << fixed(j["step_s"].get<double>(), 3) << ", "
+                << fixed(j["step_error_rel"].get<double>() * 100, 2) << " %)";
+    std::cout << "  peak " << fixed(j["predicted_peak_gib"].get<double>(), 2) << " GiB";
+    if (j.contains("peak_error_rel"))
+      std::cout << " (measured " << fixed(j["peak_gib"].get<double>(), 2) << ", "
+                << fixed(j["peak_error_rel"].get<double>() * 100, 2) << " %)";
+    if (j.value("oom", false)) std::cout << " [OOM record]";
+    std::cout << "\n";
+  }
+}
+
+}  // namespace
+
+void add_predict_command(CLI::App& app) {
+  auto o = std::make_shared<PredictOptions>();
+  CLI::App* cmd = app.add_subcommand("predict", "Predict step time and peak memory from a coefficient file");
+  cmd->footer(
+      "Examples:\n"
+      "  stepcast predict --coefficients seed.yaml --measurements scenarios/measurements/seed-sm120.jsonl\n"
+      "  stepcast predict --coefficients seed.yaml --rows 2048,1024 --width 2048 --format json\n"
+      "The model defaults to the coefficient file's model. Per record: the record plus predicted_step_s,\n"
+      "predicted_peak_gib and, where measured, step_error_rel / peak_error_rel.");
+  cmd->add_option("--coefficients", o->coefficients, "Coefficient file (YAML) written by calibrate")->required();
+  cmd->add_option("--model", o->model, "config.json path or model name (default: the coefficients' model)");
+  auto* meas = cmd->add_option("--measurements", o->measurements, "Contract-1 records to predict (JSON Lines)");
+  auto* rows = cmd->add_option("--rows", o->rows, "One micro-batch: real tokens of each row, comma-separated")
+                   ->delimiter(',')
+                   ->check(CLI::PositiveNumber);
+  cmd->add_option("--width", o->width, "Padded width of the --rows batch (default: the longest row)")
+      ->check(CLI::PositiveNumber);
+  meas->excludes(rows);
+  add_format_option(cmd, o->format);
+  cmd->callback([o]() {
+    if (o->measurements.empty() && o->rows.empty())
+      throw InputError("predict: nothing to predict. Violated constraint: give --measurements F.jsonl or --rows R1,R2");
+    const model::Coefficients c = load_coefficients(o->coefficients);
+    const model::StepModel m(load_model(o->model.empty() ? c.model : o->model), c);
+    if (o->rows.empty())
+      run_records(m, *o);
+    else
+      run_batch(m, *o);
+  });
+}
+
+}  // namespace stepcast::cli

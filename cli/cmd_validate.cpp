@@ -1,0 +1,100 @@
+// stepcast validate: held-out accuracy of the calibration on the records themselves. k-fold and
+// leave-one-out: each fold is fitted on the others (same model selection) and predicts its records.
+#include <nlohmann/json.hpp>
+
+#include <iostream>
+
+#include "calibrate/validate.hpp"
+#include "cli/app.hpp"
+#include "cli/fit_input.hpp"
+#include "cli/format.hpp"
+#include "model/errors.hpp"
+
+#ifndef STEPCAST_VERSION
+#define STEPCAST_VERSION "dev"
+#endif
+
+namespace stepcast::cli {
+namespace {
+
+struct ValidateOptions {
+  FitInputOptions input;
+  int folds = 5;
+  double max_step_mape = 0;  // 0 = no bar
+  double max_peak_mape = 0;
+  Format format = Format::text;
+};
+
+nlohmann::json stats_json(const calibrate::ErrorStats& s) {
+  return {{"count", s.count}, {"mape", s.mape}, {"max_abs_error", s.max_abs}, {"max_line", s.max_line}};
+}
+
+nlohmann::json validation_json(const calibrate::Validation& v) {
+  nlohmann::json j;
+  j["scheme"] = v.scheme;
+  j["folds"] = v.folds;
+  j["step"] = stats_json(v.step);
+  j["peak"] = stats_json(v.peak);
+  j["notes"] = v.notes;
+  j["records"] = nlohmann::json::array();
+  for (const auto& r : v.rows) {
+    nlohmann::json row{{"line", r.line}, {"fold", r.fold}};
+    if (r.measured_step_s) row["measured_step_s"] = *r.measured_step_s;
+    if (r.predicted_step_s) row["predicted_step_s"] = *r.predicted_step_s;
+    if (r.measured_peak_gib) row["measured_peak_gib"] = *r.measured_peak_gib;
+    if (r.predicted_peak_gib) row["predicted_peak_gib"] = *r.predicted_peak_gib;
+    j["records"].push_back(row);
+  }
+  return j;
+}
+
+void print_validation(const calibrate::Validation& v, const std::string& file, std::ostream& out) {
+  out << v.scheme << " (" << v.folds << " folds):\n";
+  out << "  step time: MAPE " << fixed(v.step.mape * 100, 2) << " %, max " << fixed(v.step.max_abs * 100, 2) << " % ("
+      << file << ":" << v.step.max_line << "), " << v.step.count << " held-out records\n";
+  out << "  peak:      MAPE " << fixed(v.peak.mape * 100, 2) << " %, max " << fixed(v.peak.max_abs * 100, 2) << " % ("
+      << file << ":" << v.peak.max_line << "), " << v.peak.count << " held-out records\n";
+  for (const auto& n : v.notes) out << "  note: " << n << "\n";
+}
+
+}  // namespace
+
+void add_validate_command(CLI::App& app) {
+  auto o = std::make_shared<ValidateOptions>();
+  CLI::App* cmd = app.add_subcommand("validate", "Held-out accuracy (k-fold and leave-one-out) of the calibration");
+  cmd->footer(
+      "Examples:\n"
+      "  stepcast validate --measurements scenarios/measurements/seed-sm120.jsonl\n"
+      "  stepcast validate --model gemma-4-26b-a4b --measurements h200.jsonl --folds 3 \\\n"
+      "      --max-step-mape 0.03 --max-peak-mape 0.05 --format json\n"
+      "Exit 1 when a --max-*-mape bar is given and not met.");
+  add_fit_input_options(cmd, o->input);
+  cmd->add_option("--folds", o->folds, "k of the k-fold split (leave-one-out is always run as well)")
+      ->check(CLI::Range(2, 1000))
+      ->default_str("5");
+  cmd->add_option("--max-step-mape", o->max_step_mape, "Fail (exit 1) if the leave-one-out step MAPE exceeds this fraction")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--max-peak-mape", o->max_peak_mape, "Fail (exit 1) if the leave-one-out peak MAPE exceeds this fraction")
+      ->check(CLI::PositiveNumber);
+  add_format_option(cmd, o->format);
+  cmd->callback([o]() {
+    const FitInput in = load_fit_input(o->input, STEPCAST_VERSION);
+    const auto kfold = calibrate::cross_validate(in.shape, in.records, in.options, o->folds);
+    const auto loo = calibrate::cross_validate(in.shape, in.records, in.options, 0);
+    if (o->format == Format::json) {
+      std::cout << nlohmann::json{{"k_fold", validation_json(kfold)}, {"leave_one_out", validation_json(loo)}}.dump(2)
+                << "\n";
+    } else {
+      print_validation(kfold, o->input.measurements, std::cout);
+      print_validation(loo, o->input.measurements, std::cout);
+    }
+    std::string failed;
+    if (o->max_step_mape > 0 && loo.step.mape > o->max_step_mape)
+      failed += "leave-one-out step MAPE " + fixed(loo.step.mape * 100, 2) + " % > " + fixed(o->max_step_mape * 100, 2) + " %. ";
+    if (o->max_peak_mape > 0 && loo.peak.mape > o->max_peak_mape)
+      failed += "leave-one-out peak MAPE " + fixed(loo.peak.mape * 100, 2) + " % > " + fixed(o->max_peak_mape * 100, 2) + " %.";
+    if (!failed.empty()) throw CheckFailed(failed);
+  });
+}
+
+}  // namespace stepcast::cli

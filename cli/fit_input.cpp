@@ -1,0 +1,50 @@
+#include "cli/fit_input.hpp"
+
+#include "cli/coefficients_io.hpp"
+#include "cli/model_config.hpp"
+#include "model/errors.hpp"
+
+namespace stepcast::cli {
+
+void add_fit_input_options(CLI::App* cmd, FitInputOptions& o) {
+  cmd->add_option("--measurements", o.measurements, "Contract-1 records (JSON Lines)")->required();
+  cmd->add_option("--model", o.model, "config.json path or model name (default: the records' model)");
+  cmd->add_option("--tier", o.tier, "Use only the records of this tier label");
+  cmd->add_option("--gpu", o.gpu, "Use only the records of this GPU name");
+  cmd->add_option("--loss", o.loss, "Robust loss: none, huber or cauchy")
+      ->check(CLI::IsMember({"none", "huber", "cauchy"}))
+      ->default_str("none");
+  cmd->add_option("--loss-scale", o.loss_scale, "Relative step error where the robust loss bends")
+      ->check(CLI::PositiveNumber)
+      ->default_str("0.05");
+  cmd->add_option("--residuals", o.residuals, "Step residuals: relative (every record weighs the same) or absolute (seconds)")
+      ->check(CLI::IsMember({"relative", "absolute"}))
+      ->default_str("relative");
+  cmd->add_option("--prior", o.prior, "Coefficient file of the same GPU to regularise toward (few points)");
+  cmd->add_option("--prior-sigma", o.prior_sigma, "Relative standard deviation of each prior coefficient")
+      ->check(CLI::PositiveNumber)
+      ->default_str("0.5");
+}
+
+FitInput load_fit_input(const FitInputOptions& o, const std::string& tool_version) {
+  FitInput in;
+  for (auto& r : calibrate::read_records(o.measurements)) {
+    if (!o.tier.empty() && r.tier != o.tier) continue;
+    if (!o.gpu.empty() && r.gpu != o.gpu) continue;
+    in.records.push_back(std::move(r));
+  }
+  if (in.records.empty())
+    throw InputError(o.measurements + ": no records" + (o.tier.empty() && o.gpu.empty() ? "" : " match --tier/--gpu") +
+                     ". Violated constraint: at least 2 records");
+  calibrate::check_uniform(in.records, o.measurements);
+  in.shape = load_model(o.model.empty() ? in.records.front().model : o.model);
+  in.options.loss = o.loss;
+  in.options.loss_scale = o.loss_scale;
+  in.options.residuals = o.residuals;
+  in.options.tool_version = tool_version;
+  in.options.prior_rel_sigma = o.prior_sigma;
+  if (!o.prior.empty()) in.options.prior = load_coefficients(o.prior);
+  return in;
+}
+
+}  // namespace stepcast::cli

@@ -1,0 +1,36 @@
+#pragma once
+// The inputs calibrate and validate share: records (filtered to one model, GPU and tier), the shape,
+// and the fit options (robust loss, priors).
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+#include "calibrate/fit.hpp"
+#include "calibrate/records.hpp"
+#include "model/shape.hpp"
+
+namespace stepcast::cli {
+
+struct FitInputOptions {
+  std::string measurements;
+  std::string model;        // empty: the records' model name
+  std::string tier;         // empty: all records (which must then share one tier)
+  std::string gpu;
+  std::string loss = "none";
+  double loss_scale = 0.05;
+  std::string residuals = "relative";
+  std::string prior;        // a coefficient file of the same GPU to regularise toward
+  double prior_sigma = 0.5;
+};
+
+struct FitInput {
+  std::vector<calibrate::Record> records;
+  model::ModelShape shape;
+  calibrate::FitOptions options;
+};
+
+void add_fit_input_options(CLI::App* cmd, FitInputOptions& o);
+FitInput load_fit_input(const FitInputOptions& o, const std::string& tool_version);
+
+}  // namespace stepcast::cli
