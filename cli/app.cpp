@@ -26,6 +26,7 @@ int run(int argc, char** argv) {
   app.require_subcommand(1);
   app.fallthrough(false);
   add_describe_command(app);
+  add_plan_command(app);
   add_predict_command(app);
   add_drift_command(app);
 #ifdef STEPCAST_WITH_CALIBRATE

@@ -9,6 +9,10 @@ namespace stepcast::planner {
 
 namespace {
 
+// A packed plan whose tokens per optimizer step (at full rows) is further than this from the
+// baseline's changes the optimisation too much to be a like-for-like recommendation.
+constexpr double kPackTolerance = 0.25;
+
 std::vector<int64_t> or_default(const std::vector<int64_t>& values, int64_t fallback) {
   return values.empty() ? std::vector<int64_t>{fallback} : values;
 }
@@ -39,6 +43,11 @@ std::vector<SweepConfig> sweep_configs(const Corpus& corpus, const BatchingSpec&
           if (policy == Policy::pack) {
             const double per_micro_batch = static_cast<double>(rows * max_length);
             c.accumulation = std::max<int64_t>(1, std::llround(tokens_per_step / per_micro_batch));
+            const double off = static_cast<double>(c.accumulation) * per_micro_batch / tokens_per_step - 1;
+            if (std::abs(off) > kPackTolerance) {
+              ++skipped;
+              continue;
+            }
           } else if (rows_per_step % rows == 0) {
             c.accumulation = rows_per_step / rows;
           } else {
@@ -51,11 +60,39 @@ std::vector<SweepConfig> sweep_configs(const Corpus& corpus, const BatchingSpec&
   return configs;
 }
 
-bool ranks_before(const PlanResult& a, const PlanResult& b) {
+namespace {
+
+bool same_time(double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(std::abs(a), std::abs(b)); }
+
+bool equivalent(const PlanResult& a, const PlanResult& b) {
+  return a.batching.micro_batch == b.batching.micro_batch && a.accumulation == b.accumulation &&
+         a.batching.max_length == b.batching.max_length && a.processed_tokens == b.processed_tokens &&
+         a.batching.policy != Policy::pack && b.batching.policy != Policy::pack && same_time(a.wall_clock_s, b.wall_clock_s);
+}
+
+}  // namespace
+
+bool ranks_before(const PlanResult& a, const PlanResult& b, int64_t baseline_truncated_tokens) {
   if (a.fits_memory != b.fits_memory) return a.fits_memory;
   if (a.fits_window != b.fits_window) return a.fits_window;
-  if (a.wall_clock_s != b.wall_clock_s) return a.wall_clock_s < b.wall_clock_s;
+  const bool a_keeps = a.truncated.tokens <= baseline_truncated_tokens;
+  const bool b_keeps = b.truncated.tokens <= baseline_truncated_tokens;
+  if (a_keeps != b_keeps) return a_keeps;
+  if (!same_time(a.wall_clock_s, b.wall_clock_s)) return a.wall_clock_s < b.wall_clock_s;
   return a.padding_fraction < b.padding_fraction;
+}
+
+void rank_plans(std::vector<PlanResult>& plans, int64_t baseline_truncated_tokens) {
+  std::stable_sort(plans.begin(), plans.end(), [&](const PlanResult& a, const PlanResult& b) {
+    return ranks_before(a, b, baseline_truncated_tokens);
+  });
+  std::vector<PlanResult> kept;
+  for (auto& p : plans) {
+    const bool duplicate =
+        std::any_of(kept.begin(), kept.end(), [&](const PlanResult& k) { return equivalent(k, p); });
+    if (!duplicate) kept.push_back(std::move(p));
+  }
+  plans = std::move(kept);
 }
 
 std::vector<PlanResult> simulate_all(const Corpus& corpus, const std::vector<SweepConfig>& configs, const RunSpec& run,
@@ -90,7 +127,7 @@ SweepResult sweep(const Corpus& corpus, const BatchingSpec& baseline, const RunS
   result.configurations = static_cast<int64_t>(plans.size());
   for (const auto& p : plans) result.out_of_memory += p.fits_memory ? 0 : 1;
   std::erase_if(plans, [](const PlanResult& p) { return !p.fits_memory; });
-  std::stable_sort(plans.begin(), plans.end(), ranks_before);
+  rank_plans(plans, result.baseline.truncated.tokens);
   if (static_cast<int64_t>(plans.size()) > spec.top) plans.resize(static_cast<size_t>(spec.top));
   result.recommendations = std::move(plans);
   return result;

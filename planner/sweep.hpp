@@ -1,12 +1,12 @@
 #pragma once
 // The restart recommendation: simulate a grid of batching configurations and rank the ones that
-// fit in memory, first those that fit the window, then by wall clock.
+// fit in memory (see ranks_before).
 //
 // Accumulation keeps the tokens per optimizer step of the baseline, so that a recommendation does
 // not change the optimisation: padded policies keep rows per optimizer step (R * accumulation) exactly,
 // and a micro-batch size that does not divide it is skipped; `pack` rows hold many samples, so its
 // accumulation is the one whose R * max_length tokens per step is closest to the baseline's real tokens
-// per step (at least 1).
+// per step (at least 1), and it is skipped when that is still more than 25 % off.
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -19,7 +19,8 @@
 namespace stepcast::planner {
 
 struct SweepSpec {
-  std::vector<Policy> policies{Policy::fixed, Policy::pad_to_longest, Policy::sorted_buckets, Policy::bucket_to_pair,
+  // Earlier policies win ties (rank_plans keeps the first of equivalent plans): simpler ones first.
+  std::vector<Policy> policies{Policy::fixed, Policy::pad_to_longest, Policy::bucket_to_pair, Policy::sorted_buckets,
                                Policy::pack};
   std::vector<int64_t> micro_batches;  // empty: the baseline's
   std::vector<int64_t> max_lengths;    // empty: the baseline's
@@ -45,8 +46,15 @@ struct SweepResult {
 std::vector<SweepConfig> sweep_configs(const Corpus& corpus, const BatchingSpec& baseline, const RunSpec& run,
                                        const SweepSpec& spec, int64_t& skipped);
 
-// Better first: fits memory, fits the window, shorter wall clock, less padding.
-bool ranks_before(const PlanResult& a, const PlanResult& b);
+// Better first: fits memory, fits the window, loses no more tokens to truncation than the baseline
+// (a shorter max_length is faster because it trains on less data, which is not a like-for-like
+// saving), shorter wall clock, less padding. Wall clocks within 1e-9 relative count as equal
+// (sums taken in another order differ in the last bits).
+bool ranks_before(const PlanResult& a, const PlanResult& b, int64_t baseline_truncated_tokens);
+
+// Sorts `plans` best first and keeps one of each set of equivalent plans (same rows, accumulation,
+// max_length, processed tokens and wall clock: e.g. every policy at one row per micro-batch).
+void rank_plans(std::vector<PlanResult>& plans, int64_t baseline_truncated_tokens);
 
 // progress(done, total) is called from the calling thread only.
 using Progress = std::function<void(int64_t done, int64_t total)>;

@@ -1,0 +1,221 @@
+#include "cli/scenario_io.hpp"
+
+#include <filesystem>
+
+#include "cli/document.hpp"
+#include "model/errors.hpp"
+
+namespace stepcast::cli {
+namespace {
+
+constexpr int64_t kSchemaVersion = 1;
+
+std::string key_path(const MapReader& r, const std::string& key) {
+  return r.path().empty() ? key : r.path() + "." + key;
+}
+
+// A double >= 0 (durations and sizes that may be zero); the message names the constraint plainly.
+void read_non_negative(MapReader& r, const std::string& key, double& out, bool required) {
+  double v = out;
+  if (!r.read(key, v, required)) return;
+  if (v < 0) {
+    r.problem(r.node(key), key_path(r, key) + " = " + r.node(key).Scalar() + ". Violated constraint: >= 0");
+    return;
+  }
+  out = v;
+}
+
+// Each element of a required, non-empty list of mappings, as a MapReader named `path[i]`.
+template <typename F>
+void for_each_map(MapReader& r, const std::string& key, Diagnostics& d, const std::string& what, F&& f) {
+  const YAML::Node list = r.node(key);
+  if (!list.IsDefined() || !list.IsSequence() || list.size() == 0) {
+    const std::string message = key_path(r, key) + " = " + show(list) + ". Violated constraint: a non-empty list of " + what;
+    if (list.IsDefined()) {
+      r.problem(list, message);
+    } else {
+      r.problem(message);
+    }
+    return;
+  }
+  for (size_t i = 0; i < list.size(); ++i) {
+    MapReader item(list[i], r.file(), key_path(r, key) + "[" + std::to_string(i) + "]", d);
+    f(item);
+    item.finish();
+  }
+}
+
+void read_predictor(MapReader& top, Scenario& s) {
+  const bool has_coefficients = top.has("coefficients"), has_predictor = top.has("predictor");
+  if (has_coefficients == has_predictor)
+    top.problem("exactly one of 'coefficients' (a calibrated coefficients file) or 'predictor' is required");
+  if (top.read("coefficients", s.coefficients, false)) s.coefficients = resolve_beside(s.path, s.coefficients);
+  if (!has_predictor) {
+    top.node("predictor");
+    return;
+  }
+  MapReader p = top.child("predictor");
+  MapReader w = p.child("width_quadratic");
+  planner::WidthQuadratic c;
+  read_non_negative(w, "step_s_per_token", c.step_s_per_token, true);
+  read_non_negative(w, "step_s_per_token_width", c.step_s_per_token_width, true);
+  read_non_negative(w, "step_s_fixed", c.step_s_fixed, false);
+  w.read("masked_step_factor", c.masked_step_factor, false, 0.0);
+  read_non_negative(w, "peak_gib_fixed", c.peak_gib_fixed, true);
+  read_non_negative(w, "peak_gib_per_token", c.peak_gib_per_token, true);
+  w.finish();
+  p.finish();
+  s.width_quadratic = c;
+}
+
+planner::SyntheticSpec read_synthetic(MapReader& r, Diagnostics& d) {
+  planner::SyntheticSpec spec;
+  int64_t seed = 1;
+  r.read("samples", spec.samples, true, 1);
+  if (r.read("seed", seed, false, 0)) spec.seed = static_cast<uint64_t>(seed);
+  r.read("min_length", spec.min_length, false, 1);
+  r.read("max_length", spec.max_length, false, 1);
+  r.read("roots", spec.roots, false, 0);
+  if (spec.max_length < spec.min_length)
+    r.problem(r.path() + ".max_length < min_length. Violated constraint: max_length >= min_length");
+  if (spec.max_length > INT32_MAX) r.problem(r.path() + ".max_length. Violated constraint: <= 2147483647");
+  spec.components.clear();
+  for_each_map(r, "components", d, "{weight, median_tokens, sigma}", [&](MapReader& c) {
+    planner::LogNormalComponent comp;
+    c.read("weight", comp.weight, false, 0.0);
+    c.read("median_tokens", comp.median_tokens, true, 0.0);
+    c.read("sigma", comp.sigma, true, 0.0);
+    spec.components.push_back(comp);
+  });
+  return spec;
+}
+
+void read_corpus(MapReader& top, Scenario& s, Diagnostics& d) {
+  MapReader c = top.child("corpus");
+  const int sources = (c.has("file") ? 1 : 0) + (c.has("synthetic") ? 1 : 0) + (c.has("histogram") ? 1 : 0);
+  if (sources != 1) c.problem("corpus: exactly one of 'file', 'synthetic' or 'histogram' is required");
+  if (c.read("file", s.corpus.file, false)) s.corpus.file = resolve_beside(s.path, s.corpus.file);
+  if (c.has("synthetic")) {
+    MapReader syn = c.child("synthetic");
+    s.corpus.synthetic = read_synthetic(syn, d);
+    syn.finish();
+  } else {
+    c.node("synthetic");
+  }
+  if (c.has("histogram")) {
+    MapReader h = c.child("histogram");
+    int64_t seed = 0;
+    if (h.read("seed", seed, false, 0)) s.corpus.histogram_seed = static_cast<uint64_t>(seed);
+    for_each_map(h, "bins", d, "{length, count}", [&](MapReader& bin) {
+      planner::HistogramBin b;
+      bin.read("length", b.length, true, 1);
+      bin.read("count", b.count, true, 0);
+      if (b.length > INT32_MAX) bin.problem(bin.path() + ".length. Violated constraint: <= 2147483647");
+      s.corpus.histogram.push_back(b);
+    });
+    h.finish();
+  } else {
+    c.node("histogram");
+  }
+  c.finish();
+}
+
+void read_policy(MapReader& r, const std::string& key, planner::Policy& out, bool required) {
+  std::string name;
+  if (r.read_choice(key, name, planner::policy_names(), required)) out = *planner::parse_policy(name);
+}
+
+void read_baseline(MapReader& top, Scenario& s) {
+  MapReader b = top.child("baseline");
+  int64_t seed = 0;
+  read_policy(b, "policy", s.baseline.policy, true);
+  b.read("micro_batch", s.baseline.micro_batch, true, 1);
+  b.read("accumulation", s.run.accumulation, false, 1);
+  b.read("max_length", s.baseline.max_length, true, 1);
+  b.read("bucket_size", s.baseline.bucket_size, false, 1);
+  if (b.read("seed", seed, false, 0)) s.baseline.seed = static_cast<uint64_t>(seed);
+  if (s.baseline.max_length > INT32_MAX) b.problem("baseline.max_length. Violated constraint: <= 2147483647");
+  b.finish();
+}
+
+void read_run(MapReader& top, Scenario& s) {
+  MapReader r = top.child("run");
+  r.read("epochs", s.run.epochs, false, 1);
+  read_non_negative(r, "optimizer_step_s", s.run.optimizer_step_s, true);
+  r.read("checkpoint_every_steps", s.run.checkpoint_every_steps, false, 0);
+  read_non_negative(r, "checkpoint_save_s", s.run.checkpoint_save_s, false);
+  r.read("eval_every_steps", s.run.eval_every_steps, false, 0);
+  read_non_negative(r, "eval_s", s.run.eval_s, false);
+  read_non_negative(r, "startup_s", s.run.startup_s, true);
+  r.finish();
+}
+
+void read_sweep(MapReader& top, Scenario& s) {
+  if (!top.has("sweep")) {
+    top.node("sweep");
+    return;
+  }
+  MapReader w = top.child("sweep");
+  std::vector<std::string> names;
+  if (w.read_list("policies", names, false)) {
+    s.sweep.policies.clear();
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (auto p = planner::parse_policy(names[i])) {
+        s.sweep.policies.push_back(*p);
+      } else {
+        std::string valid;
+        for (const auto& n : planner::policy_names()) valid += (valid.empty() ? "" : ", ") + n;
+        w.problem(w.node("policies")[i], "sweep.policies[" + std::to_string(i) + "] = '" + names[i] +
+                                             "'. Violated constraint: one of " + valid);
+      }
+    }
+  }
+  w.read_list("micro_batches", s.sweep.micro_batches, false, 1);
+  w.read_list("max_lengths", s.sweep.max_lengths, false, 1);
+  w.read_list("bucket_sizes", s.sweep.bucket_sizes, false, 1);
+  w.read("top", s.sweep.top, false, 1);
+  w.finish();
+}
+
+void read_top(MapReader& top, Scenario& s, Diagnostics& d) {
+  int64_t version = 0;
+  if (top.read("schema_version", version, true) && version != kSchemaVersion)
+    top.problem(top.node("schema_version"),
+                "schema_version = " + std::to_string(version) + ". Violated constraint: " + std::to_string(kSchemaVersion));
+  top.read("name", s.name, false);
+  top.read("description", s.description, false);
+  top.read("model", s.model, false);
+  read_predictor(top, s);
+  MapReader gpu = top.child("gpu");
+  gpu.read("name", s.gpu_name, false);
+  gpu.read("memory_gib", s.run.gpu_memory_gib, true, 0.0);
+  gpu.finish();
+  read_corpus(top, s, d);
+  read_baseline(top, s);
+  read_run(top, s);
+  read_non_negative(top, "window_hours", s.run.window_hours, true);
+  read_non_negative(top, "memory_cap_gib", s.run.memory_cap_gib, false);
+  read_sweep(top, s);
+}
+
+}  // namespace
+
+std::string resolve_beside(const std::string& file, const std::string& relative) {
+  const std::filesystem::path p(relative);
+  if (p.is_absolute()) return relative;
+  return (std::filesystem::path(file).parent_path() / p).lexically_normal().string();
+}
+
+Scenario load_scenario(const std::string& path) {
+  Scenario s;
+  s.path = path;
+  const YAML::Node root = load_yaml_file(path);
+  Diagnostics d;
+  MapReader top(root, path, "", d);
+  read_top(top, s, d);
+  top.finish();
+  d.throw_if_any();
+  return s;
+}
+
+}  // namespace stepcast::cli

@@ -1,0 +1,56 @@
+#pragma once
+// Scenario files (YAML): the run a person is about to book and the restart question they ask.
+// `schema_version: 1` is required, unknown keys are errors, and every problem is reported at once
+// as file:line:col. Relative paths (corpus file, coefficients) are relative to the scenario file.
+//
+//   schema_version: 1
+//   name: gemma-4-26b-a4b-h200-lora          # optional: description, model
+//   coefficients: coefficients/x.yaml        # calibrated StepModel coefficients, or instead:
+//   predictor: {width_quadratic: {step_s_per_token, step_s_per_token_width, step_s_fixed,
+//                                 masked_step_factor, peak_gib_fixed, peak_gib_per_token}}
+//   gpu: {name: NVIDIA H200, memory_gib: 139.8}
+//   corpus: {file: corpora/x.txt}            # or synthetic: {...} or histogram: {seed, bins: [{length, count}]}
+//   baseline: {policy, micro_batch, accumulation, max_length, bucket_size, seed}
+//   run: {epochs, optimizer_step_s, checkpoint_every_steps, checkpoint_save_s, eval_every_steps, eval_s, startup_s}
+//   window_hours: 13.9
+//   memory_cap_gib: 120                       # optional
+//   sweep: {policies, micro_batches, max_lengths, bucket_sizes, top}
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "planner/batching.hpp"
+#include "planner/corpus.hpp"
+#include "planner/simulate.hpp"
+#include "planner/sweep.hpp"
+#include "planner/width_quadratic.hpp"
+
+namespace stepcast::cli {
+
+struct CorpusSource {
+  std::string file;  // resolved path; empty when synthetic or a histogram
+  std::optional<planner::SyntheticSpec> synthetic;
+  std::vector<planner::HistogramBin> histogram;
+  uint64_t histogram_seed = 0;
+};
+
+struct Scenario {
+  std::string path;
+  std::string name;
+  std::string description;
+  std::string model;
+  std::string coefficients;  // resolved path; empty when `predictor` is given
+  std::optional<planner::WidthQuadratic> width_quadratic;
+  std::string gpu_name;
+  CorpusSource corpus;
+  planner::BatchingSpec baseline;
+  planner::RunSpec run;
+  planner::SweepSpec sweep;
+};
+
+Scenario load_scenario(const std::string& path);
+
+// `relative` resolved against the folder of `file` (absolute paths stay as they are).
+std::string resolve_beside(const std::string& file, const std::string& relative);
+
+}  // namespace stepcast::cli
