@@ -1,0 +1,148 @@
+// Table-driven tests of the tier rules (SDPA backend choice, labels) and of the features' scaling.
+#include <cmath>
+
+#include "catch.hpp"
+#include "cli/model_config.hpp"
+#include "model/features.hpp"
+#include "model/step_model.hpp"
+#include "model/tiers.hpp"
+
+namespace sm = stepcast::model;
+
+TEST_CASE("the SDPA dispatcher rules of DESIGN.md", "[tiers]") {
+  struct Case {
+    int64_t head_dim, heads, kv_heads;
+    bool mask, gqa;
+    int sm;
+    sm::Backend expect;
+  };
+  auto c = GENERATE(values<Case>({
+      {256, 16, 8, true, true, 90, sm::Backend::cudnn},       // 256-wide GQA: cuDNN with a mask
+      {256, 16, 8, false, true, 90, sm::Backend::cudnn},      // ... and without
+      {512, 16, 2, false, true, 90, sm::Backend::efficient},  // flash rejects head_dim > 256
+      {512, 16, 2, true, true, 90, sm::Backend::math},        // enable_gqa + mask at 512: math
+      {512, 16, 16, true, false, 90, sm::Backend::efficient}, // K/V expanded (HF): efficient takes the mask
+      {256, 16, 8, false, false, 120, sm::Backend::flash},    // cuDNN only to 128 on sm120
+      {128, 16, 8, true, true, 120, sm::Backend::cudnn},
+      {256, 16, 16, true, false, 120, sm::Backend::efficient},
+      {256, 16, 16, true, false, 80, sm::Backend::efficient}, // no cuDNN attention before sm90
+      {128, 32, 8, false, false, 80, sm::Backend::flash},
+  }));
+  sm::AttentionSpec layer;
+  layer.head_dim = c.head_dim;
+  layer.num_heads = c.heads;
+  layer.num_kv_heads = c.kv_heads;
+  INFO("head_dim " << c.head_dim << " mask " << c.mask << " gqa " << c.gqa << " sm " << c.sm);
+  CHECK(sm::backend_name(sm::choose_backend(layer, c.mask, c.gqa, c.sm)) == sm::backend_name(c.expect));
+}
+
+TEST_CASE("tier labels", "[tiers]") {
+  struct Case {
+    std::string label;
+    bool known, auto_backend, gqa, recompute;
+    sm::ExpertImpl experts;
+    int kernel_sm;
+  };
+  auto c = GENERATE(values<Case>({
+      {"sdpa-auto/grouped", true, true, true, false, sm::ExpertImpl::grouped, 0},
+      {"hf-sdpa-efficient-sm80/loop", true, false, false, false, sm::ExpertImpl::loop, 80},
+      {"sdpa-math+ckpt/loop", true, false, true, true, sm::ExpertImpl::loop, 0},
+      {"sdpa/grouped_mm", false, true, false, false, sm::ExpertImpl::loop, 0},
+      {"hf-sdpa-turbo/loop", false, true, false, false, sm::ExpertImpl::loop, 0},
+      {"anything at all", false, true, false, false, sm::ExpertImpl::loop, 0},
+  }));
+  const auto t = sm::tier_from_label(c.label);
+  INFO(c.label);
+  CHECK(t.label == c.label);
+  CHECK(t.known == c.known);
+  if (!c.known) return;
+  CHECK(t.auto_backend == c.auto_backend);
+  CHECK(t.enable_gqa == c.gqa);
+  CHECK(t.recompute == c.recompute);
+  CHECK(t.experts == c.experts);
+  CHECK(t.kernel_sm == c.kernel_sm);
+}
+
+namespace {
+sm::MicroBatch batch(std::vector<int64_t> rows, int64_t width) {
+  sm::MicroBatch b;
+  b.rows = std::move(rows);
+  b.width = width;
+  return b;
+}
+}  // namespace
+
+TEST_CASE("features scale with the shape's work", "[features]") {
+  const auto shape = stepcast::cli::load_model("gemma-4-26b-a4b");
+  const sm::FeatureMaker f(shape, sm::tier_from_label("hf-sdpa-efficient-sm80/loop"), sm::gpu_info("NVIDIA RTX PRO 6000 Blackwell"));
+  const auto a = f.step(batch({2048, 2048}, 2048));
+  const auto b = f.step(batch({4096, 4096}, 4096));
+  const auto padded = f.step(batch({4096, 1024}, 4096));
+  SECTION("GEMM work follows processed tokens R*W, padding included") {
+    CHECK(b.x[sm::kGemm] == Approx(2 * a.x[sm::kGemm]));
+    CHECK(padded.x[sm::kGemm] == Approx(b.x[sm::kGemm]));
+    // 3 passes x (forward GEMM FLOPs per token + LoRA's 2 x rank x (in + out) per module) x 8192 tokens.
+    const double lora = 2.0 * static_cast<double>(sm::plan_lora(shape, sm::default_lora_targets(), 16).params);
+    CHECK(a.x[sm::kGemm] == Approx(3 * 8192 * (sm::gemm_flops_per_token(shape).total() + lora) / 1e12));
+  }
+  SECTION("attention with explicit sliding masks is W x W: 4x per row from doubling W") {
+    CHECK(b.x[sm::kAttention] == Approx(4 * a.x[sm::kAttention]).epsilon(0.001));
+  }
+  SECTION("padding moves the global layers off is_causal: W x W instead of the causal half") {
+    CHECK(a.x[sm::kMaskPath] == 0);
+    CHECK(padded.x[sm::kMaskPath] > 0);
+    CHECK(padded.x[sm::kAttention] - b.x[sm::kAttention] == Approx(padded.x[sm::kMaskPath]));
+    // 5 global layers (16 x 512) go from W(W+1)/2 to W^2; 25 sliding (16 x 256) stay at W^2.
+    const double w = 4096;
+    const double global_extra = 5 * 16 * 512 * (w * w - w * (w + 1) / 2);
+    const double unpadded = 25 * 16 * 256 * w * w + 5 * 16 * 512 * w * (w + 1) / 2;
+    CHECK(padded.x[sm::kAttention] / b.x[sm::kAttention] == Approx(1 + global_extra / unpadded));
+  }
+  SECTION("widths are rounded up to the 128-row tile") {
+    CHECK(sm::round_to_tile(2000) == 2048);
+    CHECK(sm::round_to_tile(2048) == 2048);
+    CHECK(f.step(batch({2000, 2000}, 2000)).x[sm::kAttention] == Approx(a.x[sm::kAttention]));
+  }
+  SECTION("distinct experts hit: k for one token, all E for thousands") {
+    const auto one = f.step(batch({1}, 1));
+    CHECK(one.x[sm::kExpertStream] / a.x[sm::kExpertStream] == Approx(8.0 / 128.0).epsilon(1e-6));
+  }
+}
+
+TEST_CASE("a window-honouring kernel does W*min(W, window)", "[features]") {
+  const auto shape = stepcast::cli::load_model("gemma-4-26b-a4b");
+  auto tier = sm::tier_from_label("sdpa-auto/grouped");
+  tier.honours_window = true;
+  const sm::FeatureMaker f(shape, tier, sm::gpu_info("NVIDIA H200"));
+  const auto a = f.step(batch({8192}, 8192));
+  const auto b = f.step(batch({16384}, 16384));
+  // Sliding layers become linear in W past the window; the 5 global layers stay causal (quadratic).
+  const double sliding_a = 25 * 16 * 256 * (1024.0 * 1025 / 2 + (8192 - 1024) * 1024.0);
+  const double global_a = 5 * 16 * 512 * (8192.0 * 8193 / 2);
+  CHECK(a.x[sm::kAttention] == Approx(4 * 3.5 * (sliding_a + global_a) / 1e12));
+  CHECK(b.x[sm::kAttention] / a.x[sm::kAttention] < 4.0);
+  CHECK(b.x[sm::kAttention] / a.x[sm::kAttention] > 2.0);
+}
+
+TEST_CASE("memory: weights from the shape, table sums to the peak", "[memory]") {
+  const auto shape = stepcast::cli::load_model("gemma-4-26b-a4b");
+  sm::Coefficients c;
+  c.gpu = "NVIDIA H200";
+  c.tier = "sdpa-auto/grouped";
+  c.memory[sm::kMemFixed] = {2.0, 0, true, ""};
+  c.memory[sm::kMemToken] = {800.0, 0, true, ""};
+  c.memory[sm::kMemMask] = {1.0, 0, true, ""};
+  c.memory[sm::kMemScore] = {2.0, 0, true, ""};
+  const sm::StepModel m(shape, c);
+  // 25.23 B parameters in bf16.
+  CHECK(m.features().weights_gib() == Approx(25.23e9 * 2 / 1073741824.0).epsilon(0.002));
+  const auto b = batch({4096, 3000}, 4096);
+  const auto table = m.memory_table(b);
+  CHECK(table.total_gib() == Approx(m.peak_gib(b)).epsilon(1e-6));
+  // sdpa-auto with enable_gqa: padded global layers (512-wide) fall to math and materialise W x W.
+  bool scores = false;
+  for (const auto& item : table.items)
+    if (item.name == "math_attention_scores") scores = item.bytes > 0;
+  CHECK(scores);
+  CHECK(m.peak_gib(batch({4096, 4096}, 4096)) < m.peak_gib(b));
+}
