@@ -81,9 +81,9 @@ TEST_CASE("features scale with the shape's work", "[features]") {
   SECTION("GEMM work follows processed tokens R*W, padding included") {
     CHECK(b.x[sm::kGemm] == Approx(2 * a.x[sm::kGemm]));
     CHECK(padded.x[sm::kGemm] == Approx(b.x[sm::kGemm]));
-    // 3 passes x (forward GEMM FLOPs per token + LoRA's 2 x rank x (in + out) per module) x 8192 tokens.
+    // 3 passes x (forward GEMM FLOPs per token + LoRA's 2 x rank x (in + out) per module) x 4096 tokens (2 x 2048).
     const double lora = 2.0 * static_cast<double>(sm::plan_lora(shape, sm::default_lora_targets(), 16).params);
-    CHECK(a.x[sm::kGemm] == Approx(3 * 8192 * (sm::gemm_flops_per_token(shape).total() + lora) / 1e12));
+    CHECK(a.x[sm::kGemm] == Approx(3 * 4096 * (sm::gemm_flops_per_token(shape).total() + lora) / 1e12));
   }
   SECTION("attention with explicit sliding masks is W x W: 4x per row from doubling W") {
     CHECK(b.x[sm::kAttention] == Approx(4 * a.x[sm::kAttention]).epsilon(0.001));
