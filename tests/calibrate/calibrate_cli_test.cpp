@@ -1,0 +1,133 @@
+// The real executable: calibrate, predict, validate and drift on the shipped seed records; exit codes
+// 0 / 1 / 2, line numbers in drift and reader errors, --force, --format json.
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+
+#include "catch.hpp"
+#include "cli_runner.hpp"
+#include "temp_file.hpp"
+
+using stepcast::testing::run_cli;
+using stepcast::testing::TempFile;
+
+namespace {
+const std::string kSeed = std::string(STEPCAST_SCENARIOS) + "/measurements/seed-sm120.jsonl";
+
+std::string temp_path(const std::string& stem) {
+  return (std::filesystem::temp_directory_path() / (stem + std::to_string(::getpid()) + ".yaml")).string();
+}
+
+// Calibrates the seed once per test case into a temporary coefficient file.
+struct SeedCoefficients {
+  std::string path = temp_path("stepcast_seed_coeffs_");
+  SeedCoefficients() {
+    std::filesystem::remove(path);
+    const auto r = run_cli("calibrate --measurements " + kSeed + " --out " + path);
+    REQUIRE(r.exit_code == 0);
+  }
+  ~SeedCoefficients() { std::filesystem::remove(path); }
+};
+}  // namespace
+
+TEST_CASE("every command has --help with examples", "[cli]") {
+  for (const char* cmd : {"calibrate", "predict", "validate", "drift"}) {
+    const auto r = run_cli(std::string(cmd) + " --help");
+    INFO(cmd);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.find("Examples:") != std::string::npos);
+  }
+}
+
+TEST_CASE("calibrate prints terms with reasons and never overwrites without --force", "[cli]") {
+  const std::string out = temp_path("stepcast_calibrate_out_");
+  std::filesystem::remove(out);
+  auto r = run_cli("calibrate --measurements " + kSeed + " --out " + out);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("gemm_s_per_tflop") != std::string::npos);
+  CHECK(r.out.find("fixed_s") != std::string::npos);
+  CHECK(r.out.find("seed-sm120.jsonl:5") != std::string::npos);  // residual per record, by line
+  CHECK(std::filesystem::exists(out));
+  r = run_cli("calibrate --measurements " + kSeed + " --out " + out);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--force") != std::string::npos);
+  r = run_cli("calibrate --measurements " + kSeed + " --out " + out + " --force --format json");
+  CHECK(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["coefficients"]["step"]["gemm_s_per_tflop"]["selected"] == true);
+  CHECK(j["coefficients"]["points"] == 7);
+  CHECK(j["coefficients"]["model"] == "gemma-4-26b-a4b");
+  CHECK(j["step_residuals"].size() == 7);
+  std::filesystem::remove(out);
+}
+
+TEST_CASE("predict: per record and for one batch", "[cli]") {
+  SeedCoefficients c;
+  auto r = run_cli("predict --coefficients " + c.path + " --measurements " + kSeed + " --format json");
+  REQUIRE(r.exit_code == 0);
+  const auto records = nlohmann::json::parse(r.out);
+  REQUIRE(records.size() == 7);
+  for (const auto& rec : records) {
+    CHECK(rec["predicted_step_s"].get<double>() > 0);
+    CHECK(std::abs(rec["step_error_rel"].get<double>()) < 0.03);
+    CHECK(std::abs(rec["peak_error_rel"].get<double>()) < 0.03);
+    CHECK(rec.contains("section"));  // the record's own fields come along
+  }
+  r = run_cli("predict --coefficients " + c.path + " --rows 2048,1024 --width 2048 --format json");
+  REQUIRE(r.exit_code == 0);
+  const auto one = nlohmann::json::parse(r.out);
+  CHECK(one["predicted_step_s"].get<double>() > 0.5);
+  CHECK(one["memory"]["items"].size() >= 4);
+  CHECK(one["predicted_peak_gib"].get<double>() == Approx(one["memory"]["total_gib"].get<double>()));
+  CHECK(run_cli("predict --coefficients " + c.path).exit_code == 2);
+  CHECK(run_cli("predict --coefficients " + c.path + " --rows 4096 --width 2048").exit_code == 2);
+}
+
+TEST_CASE("drift: exit 0 within tolerance, exit 1 naming every line beyond it", "[cli]") {
+  SeedCoefficients c;
+  auto r = run_cli("drift --coefficients " + c.path + " --measurements " + kSeed + " --tolerance 0.10");
+  CHECK(r.exit_code == 0);
+  r = run_cli("drift --coefficients " + c.path + " --measurements " + kSeed + " --tolerance 0.009");
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("seed-sm120.jsonl:5: step_s") != std::string::npos);  // the padded point, +1.2 %
+  CHECK(r.err.find("seed-sm120.jsonl:7: step_s") != std::string::npos);  // 2 x 4096, -1.4 %
+  CHECK(r.err.find("seed-sm120.jsonl:3: step_s") == std::string::npos);  // 0.1 %: within
+  r = run_cli("drift --coefficients " + c.path + " --measurements " + kSeed + " --tolerance 0.009 --format json");
+  CHECK(r.exit_code == 1);
+  CHECK(nlohmann::json::parse(r.out)["drifted"].size() >= 2);
+}
+
+TEST_CASE("bad input: exit 2 with file and line", "[cli]") {
+  SeedCoefficients c;
+  TempFile bad(R"({"model": "gemma-4-26b-a4b", "gpu": "g", "tier": "t", "rows": [1], "width": 8, "step_s": 1})"
+               "\n{\"model\": \"gemma-4-26b-a4b\", \"rows\": [9], \"width\": 8}\n",
+               ".jsonl");
+  for (const std::string cmd : {"calibrate --measurements " + bad.path(),
+                                "drift --coefficients " + c.path + " --measurements " + bad.path(),
+                                "predict --coefficients " + c.path + " --measurements " + bad.path()}) {
+    const auto r = run_cli(cmd);
+    INFO(cmd << "\n" << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find(".jsonl:2") != std::string::npos);
+  }
+  TempFile yaml("model: gemma-4-26b-a4b\nmodle: typo\n", ".yaml");
+  const auto r = run_cli("predict --coefficients " + yaml.path() + " --rows 2048");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find(".yaml:2:1: unknown key 'modle'") != std::string::npos);
+  CHECK(r.err.find("gpu is missing") != std::string::npos);
+  CHECK(run_cli("calibrate --measurements /nonexistent.jsonl").exit_code == 2);
+  CHECK(run_cli("calibrate --measurements " + kSeed + " --loss bogus").exit_code == 2);
+}
+
+TEST_CASE("validate: k-fold and leave-one-out, and a bar", "[cli]") {
+  auto r = run_cli("validate --measurements " + kSeed + " --folds 3 --format json");
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["leave_one_out"]["scheme"] == "leave-one-out");
+  CHECK(j["leave_one_out"]["step"]["count"] == 7);
+  CHECK(j["k_fold"]["folds"] == 3);
+  CHECK(j["leave_one_out"]["step"]["mape"].get<double>() < 0.05);
+  r = run_cli("validate --measurements " + kSeed + " --max-step-mape 0.0001");
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("MAPE") != std::string::npos);
+}
