@@ -26,12 +26,6 @@ int run(int argc, char** argv) {
   app.require_subcommand(1);
   app.fallthrough(false);
   add_describe_command(app);
-  add_predict_command(app);
-  add_drift_command(app);
-#ifdef STEPCAST_WITH_CALIBRATE
-  add_calibrate_command(app);
-  add_validate_command(app);
-#endif
   add_plan_command(app);
   add_predict_command(app);
   add_drift_command(app);

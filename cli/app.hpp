@@ -14,10 +14,6 @@ void add_format_option(CLI::App* command, Format& format);
 
 // Each subcommand lives in its own file (cli/cmd_*.cpp) and registers itself here.
 void add_describe_command(CLI::App& app);
-void add_predict_command(CLI::App& app);
-void add_drift_command(CLI::App& app);
-void add_calibrate_command(CLI::App& app);  // only with STEPCAST_WITH_CALIBRATE (Ceres)
-void add_validate_command(CLI::App& app);   // only with STEPCAST_WITH_CALIBRATE (Ceres)
 void add_plan_command(CLI::App& app);
 void add_predict_command(CLI::App& app);
 void add_drift_command(CLI::App& app);
