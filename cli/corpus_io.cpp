@@ -141,7 +141,8 @@ Columns parse_header(int64_t number, std::string_view line, Problems& problems) 
     int* slot = f == "length" ? &c.length : f == "kept" ? &c.kept : f == "root" ? &c.root : nullptr;
     if (slot == nullptr || *slot >= 0) {
       problems.add(number, 1, "CSV header column " + quoted(f) +
-                                  ". Violated constraint: the header is length[,kept][,root], each column once");
+                                  ". Violated constraint: the header is length[,kept][,root], each column once "
+                                  "(a first line that starts with a letter is read as a CSV header)");
       continue;
     }
     *slot = i;

@@ -1,0 +1,98 @@
+// Scenario files: strict, every problem at once with file:line:col.
+#include "catch.hpp"
+#include "cli/scenario_io.hpp"
+#include "model/errors.hpp"
+#include "temp_file.hpp"
+
+using stepcast::InputError;
+using stepcast::testing::TempFile;
+using Catch::Matchers::Contains;
+
+namespace {
+
+const char* kGood = R"(schema_version: 1
+name: tiny
+predictor:
+  width_quadratic: {step_s_per_token: 1.0e-4, step_s_per_token_width: 1.0e-8, peak_gib_fixed: 10, peak_gib_per_token: 1.0e-3}
+gpu: {name: test, memory_gib: 80}
+corpus:
+  histogram:
+    seed: 3
+    bins: [{length: 100, count: 5}, {length: 300, count: 2}]
+baseline: {policy: bucket-to-pair, micro_batch: 2, accumulation: 4, max_length: 256}
+run: {optimizer_step_s: 0.5, startup_s: 60, checkpoint_every_steps: 10, checkpoint_save_s: 30}
+window_hours: 2
+sweep: {policies: [pack, fixed], micro_batches: [1, 2], top: 3}
+)";
+
+std::string problems_of(const std::string& text) {
+  TempFile f(text, ".yaml");
+  try {
+    stepcast::cli::load_scenario(f.path());
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("a good scenario loads into the structs", "[planner][scenario_io]") {
+  TempFile f(kGood, ".yaml");
+  const auto s = stepcast::cli::load_scenario(f.path());
+  CHECK(s.name == "tiny");
+  REQUIRE(s.width_quadratic.has_value());
+  CHECK(s.width_quadratic->peak_gib_per_token == 1.0e-3);
+  CHECK(s.corpus.histogram.size() == 2);
+  CHECK(s.corpus.histogram_seed == 3);
+  CHECK(s.baseline.policy == stepcast::planner::Policy::bucket_to_pair);
+  CHECK(s.run.accumulation == 4);
+  CHECK(s.run.checkpoint_save_s == 30);
+  CHECK(s.run.window_hours == 2);
+  CHECK(s.sweep.policies == std::vector<stepcast::planner::Policy>{stepcast::planner::Policy::pack,
+                                                                   stepcast::planner::Policy::fixed});
+  CHECK(s.sweep.top == 3);
+}
+
+TEST_CASE("every problem of a bad scenario is reported at once, with positions", "[planner][scenario_io]") {
+  const std::string p = problems_of(R"(name: bad
+predictor:
+  width_quadratic: {step_s_per_token: -1, step_s_per_token_width: 1.0e-8, peak_gib_fixed: 10, peak_gib_per_token: 1.0e-3}
+gpu: {memory_gib: 80}
+corpus: {file: x.txt, synthetic: {samples: 10, components: [{median_tokens: 100, sigma: 1}]}}
+baseline: {policy: pad_to_longest, micro_batch: 0, max_length: 256, bucket: 4}
+run: {optimizer_step_s: 0.5, startup_s: 60}
+window_hours: 2
+windows_hours: 3
+)");
+  CHECK_THAT(p, Contains("schema_version is missing"));
+  CHECK_THAT(p, Contains(":3:39: predictor.width_quadratic.step_s_per_token = -1. Violated constraint: >= 0"));
+  CHECK_THAT(p, Contains("corpus: exactly one of 'file', 'synthetic' or 'histogram'"));
+  CHECK_THAT(p, Contains(":6:20: baseline.policy = 'pad_to_longest'. Violated constraint: one of fixed, pad-to-longest"));
+  CHECK_THAT(p, Contains(":6:49: baseline.micro_batch = 0. Violated constraint: > 0"));
+  CHECK_THAT(p, Contains("unknown key 'baseline.bucket'"));
+  CHECK_THAT(p, Contains(":9:1: unknown key 'windows_hours'"));
+}
+
+TEST_CASE("schema_version must be the one this tool reads", "[planner][scenario_io]") {
+  std::string text = kGood;
+  text.replace(text.find("schema_version: 1"), 17, "schema_version: 2");
+  CHECK_THAT(problems_of(text), Contains(":1:17: schema_version = 2. Violated constraint: 1"));
+}
+
+TEST_CASE("a scenario needs exactly one predictor source", "[planner][scenario_io]") {
+  std::string text = kGood;
+  text.insert(text.find("gpu:"), "coefficients: c.yaml\n");
+  CHECK_THAT(problems_of(text), Contains("exactly one of 'coefficients'"));
+}
+
+TEST_CASE("synthetic corpora are checked item by item", "[planner][scenario_io]") {
+  std::string text = kGood;
+  const auto a = text.find("  histogram:");
+  const auto b = text.find("baseline:");
+  text.replace(a, b - a, "  synthetic: {samples: 0, components: [{median_tokens: 100, sigma: 0, mu: 1}]}\n");
+  const std::string p = problems_of(text);
+  CHECK_THAT(p, Contains("corpus.synthetic.samples = 0"));
+  CHECK_THAT(p, Contains("corpus.synthetic.components[0].sigma = 0"));
+  CHECK_THAT(p, Contains("unknown key 'corpus.synthetic.components[0].mu'"));
+}
