@@ -131,6 +131,8 @@ bool is_aten_elementwise_template(std::string_view name) {
 }
 
 std::string category_of(std::string_view name, const std::string& low) {
+  // Collectives (NCCL AllReduce...) are communication, not a reduction kernel of the model.
+  if (starts(strip_void(name), "nccl")) return "other";
   if (is_attention(name, low)) return "attention";
   if (is_grouped_gemm(name, low)) return "grouped_gemm";
   if (is_gemm(name, low)) return "gemm";

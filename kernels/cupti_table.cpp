@@ -101,9 +101,9 @@ CuptiKernelRow parse_row(const json& j, Diagnostics& d, const std::string& at) {
   take(j, "max_ns", r.max_ns, false, d, at);
   take(j, "short_count", r.short_count, false, d, at);
   take(j, "short_ns", r.short_ns, false, d, at);
-  if (r.short_count > r.count)
+  if (r.count >= 0 && r.short_count > r.count)
     d.add(at + "short_count = " + std::to_string(r.short_count) + ". Violated constraint: <= count");
-  if (r.short_ns > r.total_ns)
+  if (r.total_ns >= 0 && r.short_ns > r.total_ns)
     d.add(at + "short_ns = " + std::to_string(r.short_ns) + ". Violated constraint: <= total_ns");
   check_keys(j, {"name", "kind", "count", "total_ns", "min_ns", "max_ns", "short_count", "short_ns"}, d, at);
   return r;

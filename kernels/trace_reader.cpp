@@ -109,7 +109,7 @@ struct DeviceProps {
 class ChromeTraceParser {
  public:
   ChromeTraceParser(ByteSource& src, double short_threshold_us)
-      : src_(src), buf_(kWindowBytes), short_us_(short_threshold_us) {}
+      : src_(src), buf_(kWindowBytes), p_(buf_.data()), end_(buf_.data()), short_us_(short_threshold_us) {}
 
   void parse() {
     const char c = next_nonspace();
@@ -118,9 +118,9 @@ class ChromeTraceParser {
     } else if (c == '[') {
       parse_events_array();  // the JSON Array Format of the Trace Event spec
     } else {
-      fail(c == 0 && at_end() ? "the file is empty" : "expected '{' or '[' at the start of a trace");
+      back_fail("expected '{' or '[' at the start of a trace", c);
     }
-    if (next_nonspace_or_end() != 0) fail("unexpected bytes after the end of the trace's JSON value");
+    if (const char rest = next_nonspace_or_end(); rest != 0) back_fail("unexpected bytes after the end of the trace's JSON value", rest);
   }
 
   KernelTable result(const std::string& source, double short_threshold_s);

@@ -1,0 +1,150 @@
+// Golden tests: `stepcast kernels --format json` on the hand-made traces against committed expected
+// output, and the shares against an independent count done here with a whole-file JSON DOM.
+// To regenerate after an intended change: STEPCAST_UPDATE_GOLDEN=1 ./kernels_test "[golden]", then
+// review the diff of tests/data/traces/*.expected.json.
+#include <zlib.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+
+#include "catch.hpp"
+#include "cli_runner.hpp"
+
+using nlohmann::json;
+using stepcast::testing::run_cli;
+
+namespace {
+const std::string kTraces = STEPCAST_TEST_DATA "/traces/";
+
+std::string read_all(const std::string& path) {
+  gzFile f = gzopen(path.c_str(), "rb");  // plain files read through too
+  std::string out;
+  char buf[65536];
+  int n = 0;
+  while ((n = gzread(f, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
+  gzclose(f);
+  return out;
+}
+
+// Paths differ between checkouts; everything else must match.
+void drop_sources(json& j) {
+  if (!j.is_object()) return;
+  j.erase("source");
+  if (j.contains("vs")) drop_sources(j["vs"]);
+}
+
+// Numbers within 1e-9 relative (printing and parsing doubles may differ in the last bit); all else equal.
+void expect_same(const json& got, const json& want, const std::string& where) {
+  INFO(where);
+  if (want.is_number() && got.is_number()) {
+    const double g = got.get<double>(), w = want.get<double>();
+    CHECK(std::fabs(g - w) <= 1e-9 * std::max(1.0, std::fabs(w)));
+    return;
+  }
+  REQUIRE(got.type() == want.type());
+  if (want.is_object()) {
+    REQUIRE(got.size() == want.size());
+    for (const auto& [k, v] : want.items()) {
+      REQUIRE(got.contains(k));
+      expect_same(got[k], v, where + "." + k);
+    }
+  } else if (want.is_array()) {
+    REQUIRE(got.size() == want.size());
+    for (size_t i = 0; i < want.size(); ++i) expect_same(got[i], want[i], where + "[" + std::to_string(i) + "]");
+  } else {
+    CHECK(got == want);
+  }
+}
+
+void golden(const std::string& args, const std::string& expected_file) {
+  const auto r = run_cli(args + " --format json");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  json got = json::parse(r.out);
+  drop_sources(got);
+  const std::string path = kTraces + expected_file;
+  if (std::getenv("STEPCAST_UPDATE_GOLDEN") != nullptr) {
+    std::ofstream(path) << got.dump(1) << "\n";
+    WARN("rewrote " << path);
+  }
+  std::ifstream in(path);
+  REQUIRE(in.good());
+  const json want = json::parse(in);
+  expect_same(got, want, expected_file);
+}
+
+// An independent count: device time and attention time summed straight from the DOM, attention
+// recognised by a regex written here, not by classify_kernel.
+struct Count {
+  double device_us = 0, attention_us = 0, attention_bwd_us = 0, older_attention_us = 0;
+  int64_t launches = 0;
+};
+Count count(const std::string& path) {
+  const json t = json::parse(read_all(path));
+  const std::regex attention("^(fmha_|cudnn_generated_fort_native_sdpa|flash_|void pytorch_flash::)");
+  const std::regex backward("(cutlassB|bprop|bwd)");
+  Count c;
+  for (const auto& e : t["traceEvents"]) {
+    if (e.value("ph", "") != "X") continue;
+    const std::string cat = e.value("cat", "");
+    if (cat != "kernel" && cat != "gpu_memcpy" && cat != "gpu_memset") continue;
+    const double dur = e["dur"].get<double>();
+    const std::string name = e["name"].get<std::string>();
+    c.device_us += dur;
+    if (cat == "kernel") ++c.launches;
+    if (std::regex_search(name, attention)) {
+      c.attention_us += dur;
+      if (std::regex_search(name, backward)) c.attention_bwd_us += dur;
+      if (name.find("_sm80") != std::string::npos) c.older_attention_us += dur;
+    }
+  }
+  return c;
+}
+}  // namespace
+
+TEST_CASE("golden: the seed-like sm_120 trace", "[kernels][golden]") {
+  golden("kernels " + kTraces + "seed_sm120.json", "seed_sm120.expected.json");
+}
+
+TEST_CASE("golden: unpadded vs padded H200 traces", "[kernels][golden]") {
+  golden("kernels " + kTraces + "h200_unpadded.json.gz --vs " + kTraces + "h200_padded.json.gz", "h200_vs.expected.json");
+}
+
+TEST_CASE("shares agree with an independent count of the trace", "[kernels][golden]") {
+  for (const std::string file : {"seed_sm120.json", "h200_unpadded.json.gz", "h200_padded.json.gz"}) {
+    INFO(file);
+    const Count c = count(kTraces + file);
+    const auto r = run_cli("kernels " + kTraces + file + " --format json");
+    REQUIRE(r.exit_code == 0);
+    const json j = json::parse(r.out);
+    CHECK(j["device_time_s"].get<double>() == Approx(c.device_us * 1e-6).epsilon(1e-12));
+    CHECK(j["categories"]["attention"]["share"].get<double>() == Approx(c.attention_us / c.device_us).epsilon(1e-12));
+    CHECK(j["categories"]["attention"]["backward"]["time_s"].get<double>() ==
+          Approx(c.attention_bwd_us * 1e-6).epsilon(1e-12));
+    CHECK(j["launches"].get<int64_t>() == c.launches);
+    bool flagged = false;
+    for (const auto& d : j["diagnostics"])
+      if (d["kind"] == "older_arch" && d["message"].get<std::string>().rfind("attention", 0) == 0) {
+        flagged = true;
+        CHECK(d["share"].get<double>() == Approx(c.older_attention_us / c.device_us).epsilon(1e-12));
+        CHECK(d["message"].get<std::string>().find("sm80 CUTLASS 2.x") != std::string::npos);
+      }
+    CHECK(flagged);
+  }
+}
+
+TEST_CASE("the seed's findings read as diagnosis lines", "[kernels][golden]") {
+  const auto r = run_cli("kernels " + kTraces + "seed_sm120.json");
+  REQUIRE(r.exit_code == 0);
+  using Catch::Matchers::Contains;
+  CHECK_THAT(r.out, Contains("attention 78.0 % of device time (forward 21.3 %, backward 56.7 %) runs sm80 CUTLASS 2.x "
+                             "kernels on an sm_120 device"));
+  CHECK_THAT(r.out, Contains("the attention forward runs the gmem fallback tier "
+                             "(fmha_cutlassF_bf16_aligned_32x128_gmem_sm80: 21.3 % of device time)"));
+  CHECK_THAT(r.out, Contains("29 kernel launches per step (1 step from ProfilerStep markers)"));
+  CHECK_THAT(r.out, Contains("dense GEMM 10.6 % of device time"));
+}
