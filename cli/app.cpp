@@ -34,6 +34,9 @@ int run(int argc, char** argv) {
   add_validate_command(app);
 #endif
   add_kernels_command(app);
+#ifdef STEPCAST_WITH_HARNESS
+  add_measure_command(app);
+#endif
   try {
     app.parse(argc, argv);
     return 0;

@@ -20,6 +20,7 @@ void add_drift_command(CLI::App& app);
 void add_calibrate_command(CLI::App& app);  // only with STEPCAST_WITH_CALIBRATE (Ceres)
 void add_validate_command(CLI::App& app);   // only with STEPCAST_WITH_CALIBRATE (Ceres)
 void add_kernels_command(CLI::App& app);
+void add_measure_command(CLI::App& app);   // only with STEPCAST_WITH_HARNESS (LibTorch)
 
 int run(int argc, char** argv);
 

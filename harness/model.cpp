@@ -1,0 +1,653 @@
+#include "harness/model.hpp"
+
+#include <torch/version.h>
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <functional>
+#include <limits>
+#include <set>
+
+#include "model/errors.hpp"
+
+// LibTorch versions this file builds against: Debian's 1.13 (CPU, CI) and PyTorch 2.11 (CUDA, the H200).
+// 1.13 has only the private at::_scaled_dot_product_attention (no scale, no enable_gqa) and no grouped GEMM.
+#define STEPCAST_TORCH_AT_LEAST(major, minor) \
+  (TORCH_VERSION_MAJOR > (major) || (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
+#define STEPCAST_HAS_SDPA STEPCAST_TORCH_AT_LEAST(2, 1)       // public SDPA with `scale`
+#define STEPCAST_HAS_SDPA_GQA STEPCAST_TORCH_AT_LEAST(2, 5)   // enable_gqa
+#define STEPCAST_HAS_SDPA_CUDNN STEPCAST_TORCH_AT_LEAST(2, 3) // setSDPUseCuDNN
+#define STEPCAST_HAS_GROUPED_MM STEPCAST_TORCH_AT_LEAST(2, 9) // at::_grouped_mm with autograd
+
+namespace stepcast::harness {
+namespace {
+
+using torch::Tensor;
+using SegmentFn = std::function<Tensor(const Tensor&)>;
+
+// Reentrant gradient checkpointing (torch.utils.checkpoint with use_reentrant=True): forward runs the
+// segment without a graph (custom Functions run their forward with grad mode off), backward recomputes it
+// with grad on and back-propagates through the recomputed graph. The segment is passed by address
+// because a Function's non-tensor arguments cannot hold a std::function; the caller keeps it alive until
+// backward has run. Dropout masks are not replayed (no RNG state is saved): the recompute draws new ones.
+struct CheckpointFunction : public torch::autograd::Function<CheckpointFunction> {
+  static Tensor forward(torch::autograd::AutogradContext* ctx, Tensor input, const SegmentFn* segment) {
+    ctx->saved_data["segment"] = static_cast<int64_t>(reinterpret_cast<intptr_t>(segment));
+    ctx->save_for_backward({input});
+    return (*segment)(input);
+  }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto* segment = reinterpret_cast<const SegmentFn*>(static_cast<intptr_t>(ctx->saved_data["segment"].toInt()));
+    Tensor input = ctx->get_saved_variables()[0].detach().requires_grad_(true);
+    Tensor output;
+    {
+      torch::AutoGradMode enable(true);
+      output = (*segment)(input);
+    }
+    torch::autograd::backward({output}, {grads[0]});
+    return {input.grad(), Tensor()};
+  }
+};
+
+struct Adapter {
+  Tensor a;  // [rank, in]
+  Tensor b;  // [out, rank], zero at init: the adapter is inert until trained
+  double scaling = 1.0;
+};
+
+struct Linear {
+  Tensor weight;  // [out, in]
+  Tensor bias;    // undefined when none
+  int adapter = -1;
+};
+
+struct AttentionBlock {
+  model::AttentionSpec spec;
+  Linear q, k, v, o;
+  Tensor q_norm, k_norm;
+};
+
+struct MoeBlock {
+  Tensor router_proj;       // [E, hidden]
+  Tensor router_scale;      // [hidden]
+  Tensor per_expert_scale;  // [E]
+  Tensor gate_up;           // [E, 2I, hidden]
+  Tensor down;              // [E, hidden, I]
+};
+
+struct Layer {
+  AttentionBlock attn;
+  bool has_mlp = false;
+  Linear gate, up, down;
+  bool has_moe = false;
+  MoeBlock moe;
+  std::vector<Tensor> norms;  // HF order: input, post_attention, pre_ff, post_ff, post_ff_1, post_ff_2, pre_ff_2
+  Tensor layer_scalar;        // Gemma-4's persistent per-layer buffer (ones)
+};
+
+struct Rope {
+  Tensor cos, sin;  // [W, head_dim] in the model dtype
+};
+
+struct LayerPlan {
+  Tensor mask;          // undefined on the is_causal path
+  bool is_causal = false;
+  bool expand_kv = false;
+};
+
+// Everything one forward needs and a checkpointed backward needs again.
+struct StepContext {
+  std::map<std::string, Rope> rope;
+  std::map<std::string, LayerPlan> plan;
+  std::set<std::string> backend_recorded;
+  std::deque<SegmentFn> segments;  // deque: stable addresses for CheckpointFunction
+  bool training = true;
+};
+
+Tensor rms_norm(const Tensor& x, const Tensor& weight, double eps) {
+  Tensor xf = x.to(torch::kFloat);
+  Tensor y = xf * torch::rsqrt(xf.pow(2).mean(-1, true) + eps);
+  if (weight.defined()) y = y * weight.to(torch::kFloat);
+  return y.to(x.scalar_type());
+}
+
+Tensor rotate_half(const Tensor& x) {
+  const int64_t half = x.size(-1) / 2;
+  return torch::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
+}
+
+Tensor apply_rope(const Tensor& x, const Rope& rope) {  // x [R, W, H, D]
+  const Tensor cos = rope.cos.unsqueeze(0).unsqueeze(2);
+  const Tensor sin = rope.sin.unsqueeze(0).unsqueeze(2);
+  return x * cos + rotate_half(x) * sin;
+}
+
+// "Proportional" partial RoPE as transformers builds it for Gemma-4's global layers: frequencies over the
+// full head_dim, the first partial_rotary_factor share rotating, the rest with frequency 0 (identity).
+Rope make_rope(const model::AttentionSpec& spec, int64_t width, torch::Dtype dtype, const torch::Device& device) {
+  const int64_t half = spec.head_dim / 2;
+  const auto rotating = static_cast<int64_t>(std::floor(spec.partial_rotary_factor * static_cast<double>(half)));
+  auto f32 = torch::TensorOptions().dtype(torch::kFloat).device(device);
+  Tensor inv_freq = torch::zeros({half}, f32);
+  if (rotating > 0) {
+    Tensor i = torch::arange(rotating, f32);
+    inv_freq.narrow(0, 0, rotating).copy_(torch::pow(spec.rope_theta, -2.0 * i / static_cast<double>(spec.head_dim)));
+  }
+  Tensor freqs = torch::outer(torch::arange(width, f32), inv_freq);
+  Tensor emb = torch::cat({freqs, freqs}, -1);
+  return Rope{emb.cos().to(dtype), emb.sin().to(dtype)};
+}
+
+Tensor repeat_kv(const Tensor& x, int64_t n_rep) {  // [R, KV, W, D] -> [R, KV * n_rep, W, D] (transformers)
+  if (n_rep == 1) return x;
+  const auto s = x.sizes();
+  return x.unsqueeze(2).expand({s[0], s[1], n_rep, s[2], s[3]}).reshape({s[0], s[1] * n_rep, s[2], s[3]});
+}
+
+[[maybe_unused]] std::string backend_name(int64_t choice) {
+  switch (choice) {
+    case 0: return "math";
+    case 1: return "flash";
+    case 2: return "efficient";
+    case 3: return "cudnn";
+    case 4: return "overrideable";
+    default: return "unknown-" + std::to_string(choice);
+  }
+}
+
+// Explicit math attention for LibTorch 1.13, whose private SDPA cannot take a scale.
+Tensor math_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, bool is_causal,
+                      double scale) {
+  Tensor scores = torch::matmul(q, k.transpose(-2, -1)).to(torch::kFloat) * scale;
+  if (mask.defined()) {
+    scores = scores.masked_fill(mask.logical_not(), -std::numeric_limits<float>::infinity());
+  } else if (is_causal) {
+    const int64_t w = q.size(-2);
+    Tensor upper = torch::ones({w, w}, torch::TensorOptions().dtype(torch::kBool).device(q.device())).triu(1);
+    scores = scores.masked_fill(upper, -std::numeric_limits<float>::infinity());
+  }
+  return torch::matmul(torch::softmax(scores, -1).to(q.scalar_type()), v);
+}
+
+}  // namespace
+
+Batch make_batch(const std::vector<int64_t>& rows, int64_t width, int64_t vocab_size, uint64_t seed,
+                 const torch::Device& device) {
+  Diagnostics d;
+  if (rows.empty()) d.add("rows is empty. Violated constraint: at least one row");
+  for (size_t r = 0; r < rows.size(); ++r)
+    if (rows[r] < 2 || rows[r] > width)
+      d.add("rows[" + std::to_string(r) + "] = " + std::to_string(rows[r]) + ". Violated constraint: 2 <= row <= width (" +
+            std::to_string(width) + ")");
+  d.throw_if_any();
+  const auto n = static_cast<int64_t>(rows.size());
+  auto gen = at::detail::createCPUGenerator(seed);
+  Tensor ids = torch::randint(1, vocab_size, {n, width}, gen, torch::TensorOptions().dtype(torch::kLong));
+  Tensor labels = ids.clone();
+  Batch b;
+  b.rows = rows;
+  b.width = width;
+  for (int64_t r = 0; r < n; ++r) {
+    const int64_t len = rows[static_cast<size_t>(r)];
+    b.kept_tokens += len - 1;
+    if (len < width) {
+      b.padded = true;
+      ids[r].narrow(0, len, width - len).fill_(0);  // pad id 0 (Gemma's pad_token_id)
+      labels[r].narrow(0, len, width - len).fill_(-100);
+    }
+  }
+  b.input_ids = ids.to(device);
+  b.labels = labels.to(device);
+  return b;
+}
+
+torch::Tensor attention_mask(const std::vector<int64_t>& rows, int64_t width, int64_t window,
+                             const torch::Device& device) {
+  auto long_opts = torch::TensorOptions().dtype(torch::kLong).device(device);
+  Tensor idx = torch::arange(width, long_opts);
+  Tensor q = idx.view({width, 1});
+  Tensor k = idx.view({1, width});
+  Tensor allowed = k.le(q);
+  if (window > 0) allowed = allowed.logical_and(k.gt(q - window));
+  Tensor lengths = torch::tensor(rows, torch::TensorOptions().dtype(torch::kLong)).to(device);
+  Tensor key_real = k.view({1, 1, width}).lt(lengths.view({-1, 1, 1}));          // [R, 1, W]
+  Tensor mask = allowed.unsqueeze(0).logical_and(key_real);                        // [R, W, W]
+  mask = mask.logical_or(torch::eye(width, torch::TensorOptions().dtype(torch::kBool).device(device)).unsqueeze(0));
+  return mask.unsqueeze(1);
+}
+
+void apply_attention_backend(const Tier& tier) {
+#if STEPCAST_HAS_SDPA
+  auto& ctx = at::globalContext();
+  const bool all = tier.attention == Attention::automatic;
+  ctx.setSDPUseFlash(all || tier.attention == Attention::flash);
+  ctx.setSDPUseMemEfficient(all || tier.attention == Attention::efficient);
+  ctx.setSDPUseMath(all || tier.attention == Attention::math);
+#if STEPCAST_HAS_SDPA_CUDNN
+  ctx.setSDPUseCuDNN(all || tier.attention == Attention::cudnn);
+#endif
+#else
+  (void)tier;  // LibTorch 1.13 (CPU): the harness uses explicit math attention whatever the tier says
+#endif
+}
+
+struct Model::Impl {
+  model::ModelShape shape;
+  BuildOptions opt;
+  bool gemma = false;
+  torch::TensorOptions wopt;
+  Tensor embed, final_norm, lm_head;
+  std::vector<Layer> layers;
+  std::vector<Adapter> adapters;
+  std::vector<std::pair<std::string, Tensor>> params;
+  bool checkpointing = true;
+  bool adapters_on = true;
+  std::map<std::string, LayerTypeInfo> info;
+  std::unique_ptr<StepContext> ctx;
+
+  Impl(const model::ModelShape& s, const BuildOptions& o) : shape(s), opt(o), checkpointing(o.checkpointing) {
+    gemma = shape.model_type.rfind("gemma", 0) == 0;
+    wopt = torch::TensorOptions().dtype(opt.dtype).device(opt.device);
+    torch::NoGradGuard no_grad;
+    torch::manual_seed(opt.seed);
+    build();
+  }
+
+  Tensor add(const std::string& name, Tensor t) {
+    params.emplace_back(name, t);
+    return t;
+  }
+  Tensor normal(const std::string& name, std::vector<int64_t> sizes) {
+    return add(name, torch::empty(sizes, wopt).normal_(0.0, opt.init_std));
+  }
+  Tensor ones(const std::string& name, std::vector<int64_t> sizes) { return add(name, torch::ones(sizes, wopt)); }
+
+  bool lora_target(const std::string& short_name) const {
+    const auto& t = opt.lora.targets;
+    return opt.lora.rank > 0 && std::find(t.begin(), t.end(), short_name) != t.end();
+  }
+
+  Linear linear(const std::string& prefix, const std::string& short_name, int64_t in, int64_t out, bool bias) {
+    Linear l;
+    l.weight = normal(prefix + short_name + ".weight", {out, in});
+    if (bias) l.bias = add(prefix + short_name + ".bias", torch::zeros({out}, wopt));
+    if (lora_target(short_name)) {
+      auto aopt = torch::TensorOptions().dtype(opt.lora.fp32 ? torch::kFloat : opt.dtype).device(opt.device);
+      const double bound = 1.0 / std::sqrt(static_cast<double>(in));  // kaiming_uniform(a=sqrt(5)), as peft
+      Adapter a;
+      a.a = torch::empty({opt.lora.rank, in}, aopt).uniform_(-bound, bound).requires_grad_(true);
+      a.b = torch::zeros({out, opt.lora.rank}, aopt).requires_grad_(true);
+      a.scaling = opt.lora.alpha / static_cast<double>(opt.lora.rank);
+      l.adapter = static_cast<int>(adapters.size());
+      adapters.push_back(a);
+    }
+    return l;
+  }
+
+  void build_attention(Layer& layer, const std::string& pre, const model::AttentionSpec& a) {
+    const std::string p = pre + "self_attn.";
+    const int64_t h = shape.hidden_size;
+    layer.attn.spec = a;
+    layer.attn.q = linear(p, "q_proj", h, a.num_heads * a.head_dim, a.qkv_bias);
+    layer.attn.k = linear(p, "k_proj", h, a.num_kv_heads * a.head_dim, a.qkv_bias);
+    if (a.has_v_proj) layer.attn.v = linear(p, "v_proj", h, a.num_kv_heads * a.head_dim, a.qkv_bias);
+    layer.attn.o = linear(p, "o_proj", a.num_heads * a.head_dim, h, a.o_bias);
+    if (a.qk_norm) {
+      layer.attn.q_norm = ones(p + "q_norm.weight", {a.head_dim});
+      layer.attn.k_norm = ones(p + "k_norm.weight", {a.head_dim});
+    }
+  }
+
+  void build_moe(Layer& layer, const std::string& pre) {
+    const int64_t h = shape.hidden_size;
+    const auto& m = shape.moe;
+    layer.has_moe = true;
+    layer.moe.router_proj = normal(pre + "router.proj.weight", {m.num_experts, h});
+    if (shape.router_scales) {
+      layer.moe.router_scale = ones(pre + "router.scale", {h});
+      layer.moe.per_expert_scale = ones(pre + "router.per_expert_scale", {m.num_experts});
+    }
+    layer.moe.gate_up = normal(pre + "experts.gate_up_proj", {m.num_experts, 2 * m.intermediate_size, h});
+    layer.moe.down = normal(pre + "experts.down_proj", {m.num_experts, h, m.intermediate_size});
+  }
+
+  void build() {
+    static const char* const kNorms[] = {"input_layernorm",           "post_attention_layernorm",
+                                         "pre_feedforward_layernorm", "post_feedforward_layernorm",
+                                         "post_feedforward_layernorm_1", "post_feedforward_layernorm_2",
+                                         "pre_feedforward_layernorm_2"};
+    const int64_t h = shape.hidden_size;
+    embed = normal("embed_tokens.weight", {shape.vocab_size, h});
+    for (int64_t i = 0; i < shape.num_layers(); ++i) {
+      const std::string pre = "layers." + std::to_string(i) + ".";
+      Layer layer;
+      build_attention(layer, pre, shape.layers[static_cast<size_t>(i)]);
+      if (shape.intermediate_size > 0) {
+        layer.has_mlp = true;
+        layer.gate = linear(pre + "mlp.", "gate_proj", h, shape.intermediate_size, shape.mlp_bias);
+        layer.up = linear(pre + "mlp.", "up_proj", h, shape.intermediate_size, shape.mlp_bias);
+        layer.down = linear(pre + "mlp.", "down_proj", shape.intermediate_size, h, shape.mlp_bias);
+      }
+      if (shape.moe.num_experts > 0) build_moe(layer, pre);
+      for (int64_t n = 0; n < shape.norms_per_layer && n < 7; ++n)
+        layer.norms.push_back(ones(pre + kNorms[n] + std::string(".weight"), {h}));
+      if (shape.layer_scalar_buffer) layer.layer_scalar = torch::ones({1}, wopt);  // a buffer, not a parameter
+      layers.push_back(std::move(layer));
+    }
+    final_norm = ones("norm.weight", {h});
+    if (!shape.tie_word_embeddings) lm_head = normal("lm_head.weight", {shape.vocab_size, h});
+  }
+
+  const Tensor& output_weight() const { return shape.tie_word_embeddings ? embed : lm_head; }
+
+  Tensor act(const Tensor& x) const {
+    if (shape.hidden_activation.rfind("gelu", 0) == 0) return at::gelu(x, "tanh");
+    return at::silu(x);
+  }
+
+  Tensor apply(const Linear& l, const Tensor& x, bool training) const {
+    Tensor y = at::linear(x, l.weight, l.bias);
+    if (l.adapter < 0 || !adapters_on) return y;
+    const Adapter& a = adapters[static_cast<size_t>(l.adapter)];
+    Tensor xin = x.to(a.a.scalar_type());
+    if (training && opt.lora.dropout > 0) xin = torch::dropout(xin, opt.lora.dropout, true);
+    Tensor delta = at::linear(at::linear(xin, a.a), a.b) * a.scaling;
+    return (y + delta).to(x.scalar_type());  // peft: base result + fp32 adapter, cast back to the base dtype
+  }
+
+  Tensor sdpa(const Tensor& q, const Tensor& k, const Tensor& v, const LayerPlan& plan, bool gqa_native,
+              double scale, const std::string& type, StepContext& c) {
+#if STEPCAST_HAS_SDPA
+    const c10::optional<Tensor> mask = plan.mask.defined() ? c10::optional<Tensor>(plan.mask) : c10::nullopt;
+#if STEPCAST_HAS_SDPA_GQA
+    if (q.is_cuda() && c.backend_recorded.insert(type).second)
+      info[type].backend = backend_name(at::_fused_sdp_choice(q, k, v, mask, 0.0, plan.is_causal, scale, gqa_native));
+    return at::scaled_dot_product_attention(q, k, v, mask, 0.0, plan.is_causal, scale, gqa_native);
+#else
+    (void)gqa_native;
+    if (q.is_cuda() && c.backend_recorded.insert(type).second)
+      info[type].backend = backend_name(at::_fused_sdp_choice(q, k, v, mask, 0.0, plan.is_causal, scale));
+    return at::scaled_dot_product_attention(q, k, v, mask, 0.0, plan.is_causal, scale);
+#endif
+#else
+    (void)gqa_native;
+    if (c.backend_recorded.insert(type).second) info[type].backend = "math";  // explicit math below, by construction
+    return math_attention(q, k, v, plan.mask, plan.is_causal, scale);
+#endif
+  }
+
+  Tensor attention(const AttentionBlock& b, const Tensor& x, StepContext& c) {
+    const auto& s = b.spec;
+    const int64_t rows = x.size(0), width = x.size(1);
+    Tensor q = apply(b.q, x, c.training).view({rows, width, s.num_heads, s.head_dim});
+    Tensor k = apply(b.k, x, c.training).view({rows, width, s.num_kv_heads, s.head_dim});
+    Tensor v = s.has_v_proj ? apply(b.v, x, c.training).view({rows, width, s.num_kv_heads, s.head_dim}) : k;
+    if (s.qk_norm) {
+      q = rms_norm(q, b.q_norm, shape.rms_norm_eps);
+      k = rms_norm(k, b.k_norm, shape.rms_norm_eps);
+    }
+    const Rope& rope = c.rope.at(s.type);
+    q = apply_rope(q, rope).transpose(1, 2);
+    k = apply_rope(k, rope).transpose(1, 2);
+    if (gemma) v = rms_norm(v, Tensor(), shape.rms_norm_eps);  // Gemma-4's scale-free v_norm
+    v = v.transpose(1, 2);
+    const LayerPlan& plan = c.plan.at(s.type);
+    const int64_t n_rep = s.num_heads / s.num_kv_heads;
+    if (plan.expand_kv) {
+      k = repeat_kv(k, n_rep);
+      v = repeat_kv(v, n_rep);
+    }
+    const double scale = gemma ? 1.0 : 1.0 / std::sqrt(static_cast<double>(s.head_dim));  // Gemma-4: scaling = 1
+    Tensor out = sdpa(q, k, v, plan, !plan.expand_kv && n_rep > 1, scale, s.type, c);
+    out = out.transpose(1, 2).reshape({rows, width, s.num_heads * s.head_dim});
+    return apply(b.o, out, c.training);
+  }
+
+  Tensor dense_mlp(const Layer& l, const Tensor& x, bool training) const {
+    return apply(l.down, act(apply(l.gate, x, training)) * apply(l.up, x, training), training);
+  }
+
+  // transformers' Gemma4TextRouter: scale-free RMSNorm, x scale x hidden^-0.5, projection, softmax, top-k,
+  // renormalise, x per-expert scale.
+  std::pair<Tensor, Tensor> route(const MoeBlock& m, const Tensor& flat) const {
+    Tensor h = rms_norm(flat, Tensor(), shape.rms_norm_eps);
+    if (m.router_scale.defined()) h = h * m.router_scale * std::pow(static_cast<double>(shape.hidden_size), -0.5);
+    Tensor probs = torch::softmax(at::linear(h, m.router_proj), -1);
+    auto [weights, index] = probs.topk(shape.moe.top_k, -1);
+    weights = weights / weights.sum(-1, true);
+    if (m.per_expert_scale.defined()) weights = weights * m.per_expert_scale.index_select(0, index.reshape(-1)).view_as(index);
+    return {weights, index};
+  }
+
+  // transformers' eager experts: one gate_up / down GEMM pair per expert that got tokens, host syncs included.
+  Tensor experts_loop(const MoeBlock& m, const Tensor& x, const Tensor& weights, const Tensor& index) const {
+    Tensor out = torch::zeros_like(x);
+    Tensor expert_mask, hit;
+    {
+      torch::NoGradGuard no_grad;
+      expert_mask = torch::one_hot(index, shape.moe.num_experts).permute({2, 1, 0});  // [E, K, T]
+      hit = expert_mask.sum({-1, -2}).gt(0).nonzero().reshape(-1).to(torch::kCPU);
+    }
+    const auto* experts = hit.data_ptr<int64_t>();
+    for (int64_t i = 0; i < hit.numel(); ++i) {
+      const int64_t e = experts[i];
+      std::vector<Tensor> where = torch::where(expert_mask[e]);
+      const Tensor& top_pos = where[0];
+      const Tensor& token = where[1];
+      std::vector<Tensor> gate_up = at::linear(x.index_select(0, token), m.gate_up[e]).chunk(2, -1);
+      Tensor h = act(gate_up[0]) * gate_up[1];
+      Tensor y = at::linear(h, m.down[e]) * weights.index({token, top_pos}).unsqueeze(-1);
+      out.index_add_(0, token, y.to(out.scalar_type()));
+    }
+    return out;
+  }
+
+  // Tokens sorted by expert, two grouped GEMMs (bf16, int32 cumulative offsets), one scatter-add.
+  Tensor experts_grouped(const MoeBlock& m, const Tensor& x, const Tensor& weights, const Tensor& index) const {
+#if STEPCAST_HAS_GROUPED_MM
+    const int64_t k = shape.moe.top_k;
+    Tensor flat = index.reshape(-1);
+    auto sorted = flat.sort();
+    Tensor perm = std::get<1>(sorted);
+    Tensor token = torch::div(perm, k, "floor");
+    Tensor offsets = torch::bincount(flat, {}, shape.moe.num_experts).cumsum(0).to(torch::kInt);
+    Tensor xs = x.index_select(0, token);
+    std::vector<Tensor> gate_up = at::_grouped_mm(xs, m.gate_up.transpose(-2, -1), offsets).chunk(2, -1);
+    Tensor h = act(gate_up[0]) * gate_up[1];
+    Tensor y = at::_grouped_mm(h, m.down.transpose(-2, -1), offsets);
+    y = y * weights.reshape(-1).index_select(0, perm).unsqueeze(-1);
+    return torch::zeros_like(x).index_add(0, token, y.to(x.scalar_type()));
+#else
+    (void)m; (void)x; (void)weights; (void)index;
+    throw InputError("tier experts 'grouped' needs at::_grouped_mm (LibTorch >= 2.9); this LibTorch is " +
+                     std::string(TORCH_VERSION) + ". Violated constraint: use experts 'loop'");
+#endif
+  }
+
+  Tensor layer_forward(const Layer& l, const Tensor& x, StepContext& c, const Tier& tier) {
+    const double eps = shape.rms_norm_eps;
+    if (!gemma) {
+      Tensor h = x + attention(l.attn, rms_norm(x, l.norms[0], eps), c);
+      return h + dense_mlp(l, rms_norm(h, l.norms[1], eps), c.training);
+    }
+    // transformers' Gemma4TextDecoderLayer.forward, norm for norm.
+    Tensor residual = x;
+    Tensor h = rms_norm(attention(l.attn, rms_norm(x, l.norms[0], eps), c), l.norms[1], eps);
+    h = residual + h;
+    residual = h;
+    Tensor m = l.has_mlp ? dense_mlp(l, rms_norm(h, l.norms[2], eps), c.training) : torch::zeros_like(h);
+    if (l.has_moe) {
+      Tensor m1 = rms_norm(m, l.norms[4], eps);
+      Tensor flat = residual.reshape({-1, shape.hidden_size});
+      auto [weights, index] = route(l.moe, flat);
+      Tensor m2 = rms_norm(flat, l.norms[6], eps);
+      m2 = tier.experts == Experts::grouped ? experts_grouped(l.moe, m2, weights, index)
+                                            : experts_loop(l.moe, m2, weights, index);
+      m2 = rms_norm(m2.reshape(residual.sizes()), l.norms[5], eps);
+      m = m1 + m2;
+    }
+    h = residual + rms_norm(m, l.norms[3], eps);
+    if (l.layer_scalar.defined()) h = h * l.layer_scalar;
+    return h;
+  }
+
+  void plan(const Batch& b, const Tier& tier, StepContext& c) {
+    info.clear();
+    for (const auto& spec : shape.layers) {
+      if (c.plan.count(spec.type)) continue;
+      c.rope[spec.type] = make_rope(spec, b.width, opt.dtype, opt.device);
+      // transformers skips the mask (is_causal) only when nothing is padded and the window does not bite
+      // (kv_length < sliding_window); otherwise it builds an explicit 4-D mask.
+      const bool window_bites = spec.window > 0 && b.width >= spec.window;
+      const bool explicit_mask = tier.mask == MaskPath::explicit_mask || b.padded || window_bites;
+      LayerPlan p;
+      p.is_causal = !explicit_mask;
+      if (explicit_mask) p.mask = attention_mask(b.rows, b.width, spec.window, opt.device);
+#if STEPCAST_HAS_SDPA_GQA
+      // The CUTLASS efficient kernel has no enable_gqa path ("Invalid backend" when forced): expand for it.
+      p.expand_kv = tier.gqa == Gqa::expand || (tier.gqa == Gqa::hf && explicit_mask) ||
+                    (tier.attention == Attention::efficient && tier.gqa != Gqa::native);
+#else
+      p.expand_kv = true;
+#endif
+      c.plan[spec.type] = p;
+      LayerTypeInfo& li = info[spec.type];
+      li.mask_path = explicit_mask ? "explicit" : "is_causal";
+      li.gqa_expanded = p.expand_kv && spec.num_heads != spec.num_kv_heads;
+      li.backend = "not-queried";
+    }
+  }
+
+  Tensor body(const Batch& b, const Tier& tier) {
+    apply_attention_backend(tier);
+    ctx = std::make_unique<StepContext>();
+    StepContext& c = *ctx;
+    c.training = torch::GradMode::is_enabled();
+    plan(b, tier, c);
+    Tensor x = torch::embedding(embed, b.input_ids);
+    if (gemma) x = x * std::sqrt(static_cast<double>(shape.hidden_size));  // Gemma's scaled word embedding
+    // transformers' enable_input_require_grads: without it a frozen embedding would cut the graph and the
+    // first checkpointed layer's adapters would get no gradient.
+    if (c.training) x.requires_grad_(true);
+    for (const Layer& l : layers) {
+      if (checkpointing && c.training) {
+        c.segments.emplace_back([this, &l, &c, tier](const Tensor& in) { return layer_forward(l, in, c, tier); });
+        x = CheckpointFunction::apply(x, &c.segments.back());
+      } else {
+        x = layer_forward(l, x, c, tier);
+      }
+    }
+    return rms_norm(x, final_norm, shape.rms_norm_eps);
+  }
+
+  Tensor softcapped_logits(const Tensor& h) const {
+    Tensor logits = at::linear(h, output_weight()).to(torch::kFloat);
+    if (shape.final_logit_softcap > 0)
+      logits = torch::tanh(logits / shape.final_logit_softcap) * shape.final_logit_softcap;
+    return logits;
+  }
+
+  static Tensor shifted(const Tensor& labels) {  // transformers' ForCausalLMLoss: labels[:, 1:] then -100
+    Tensor pad = torch::full({labels.size(0), 1}, -100, labels.options());
+    return torch::cat({labels.narrow(1, 1, labels.size(1) - 1), pad}, 1);
+  }
+
+  Tensor ce(const Tensor& h, const Tensor& labels, const Tier& tier) {
+    const int64_t vocab = shape.vocab_size;
+    Tensor target = shifted(labels).reshape(-1);
+    if (tier.ce == CrossEntropy::full) {
+      Tensor logits = softcapped_logits(h).view({-1, vocab});
+      return at::cross_entropy_loss(logits, target, {}, at::Reduction::Mean, -100);
+    }
+    // Chunked: logits of `ce_chunk_tokens` tokens at a time, each chunk checkpointed so only one chunk's
+    // fp32 logits live at once (forward and backward).
+    Tensor flat = h.reshape({-1, shape.hidden_size});
+    const int64_t n = flat.size(0);
+    const int64_t chunk = std::max<int64_t>(1, opt.ce_chunk_tokens);
+    if (!ctx) ctx = std::make_unique<StepContext>();
+    Tensor total;
+    for (int64_t start = 0; start < n; start += chunk) {
+      const int64_t len = std::min(chunk, n - start);
+      Tensor t = target.narrow(0, start, len);
+      ctx->segments.emplace_back([this, t, vocab](const Tensor& in) {
+        return at::cross_entropy_loss(softcapped_logits(in).view({-1, vocab}), t, {}, at::Reduction::Sum, -100);
+      });
+      Tensor part = torch::GradMode::is_enabled() && flat.requires_grad()
+                        ? CheckpointFunction::apply(flat.narrow(0, start, len), &ctx->segments.back())
+                        : ctx->segments.back()(flat.narrow(0, start, len));
+      total = total.defined() ? total + part : part;
+    }
+    return total / target.ne(-100).sum().clamp_min(1).to(torch::kFloat);
+  }
+};
+
+Model::Model(const model::ModelShape& shape, const BuildOptions& options)
+    : impl_(std::make_unique<Impl>(shape, options)) {}
+Model::~Model() = default;
+
+torch::Tensor Model::loss(const Batch& batch, const Tier& tier) {
+  Tensor h = impl_->body(batch, tier);
+  return impl_->ce(h, batch.labels, tier);
+}
+
+torch::Tensor Model::step(const Batch& batch, const Tier& tier) {
+  Tensor l = loss(batch, tier);
+  l.backward();
+  impl_->ctx.reset();  // masks, RoPE tables and segments: back to the baseline
+  return l.detach();
+}
+
+torch::Tensor Model::hidden(const Batch& batch, const Tier& tier) {
+  torch::NoGradGuard no_grad;
+  Tensor h = impl_->body(batch, tier);
+  impl_->ctx.reset();
+  return h;
+}
+
+torch::Tensor Model::logits(const Batch& batch, const Tier& tier) {
+  torch::NoGradGuard no_grad;
+  Tensor h = impl_->body(batch, tier);
+  impl_->ctx.reset();
+  return impl_->softcapped_logits(h);
+}
+
+torch::Tensor Model::ce_loss(const torch::Tensor& hidden, const torch::Tensor& labels, const Tier& tier) {
+  return impl_->ce(hidden, labels, tier);
+}
+
+std::vector<std::pair<std::string, torch::Tensor>> Model::named_parameters() const { return impl_->params; }
+
+int64_t Model::parameter_count() const {
+  int64_t n = 0;
+  for (const auto& [name, t] : impl_->params) n += t.numel();
+  return n;
+}
+
+std::vector<torch::Tensor> Model::adapter_parameters() const {
+  std::vector<Tensor> out;
+  for (const auto& a : impl_->adapters) {
+    out.push_back(a.a);
+    out.push_back(a.b);
+  }
+  return out;
+}
+
+int64_t Model::lora_modules() const { return static_cast<int64_t>(impl_->adapters.size()); }
+
+void Model::zero_grad() {
+  for (auto& a : impl_->adapters) {
+    a.a.mutable_grad().reset();
+    a.b.mutable_grad().reset();
+  }
+  impl_->ctx.reset();
+}
+
+void Model::set_checkpointing(bool on) { impl_->checkpointing = on; }
+void Model::set_adapters_enabled(bool on) { impl_->adapters_on = on; }
+const std::map<std::string, LayerTypeInfo>& Model::layer_info() const { return impl_->info; }
+const model::ModelShape& Model::shape() const { return impl_->shape; }
+const BuildOptions& Model::options() const { return impl_->opt; }
+
+}  // namespace stepcast::harness

@@ -1,0 +1,105 @@
+#pragma once
+// The real model in LibTorch, built from the same model::ModelShape as `stepcast describe`, so the
+// parameter count is the one `describe` prints. Gemma-4 text (sliding + global attention, dense MLP beside
+// 128 routed experts, logit softcap) and dense Llama-style configs. Training as the seed's stack trains:
+// frozen bf16 base weights from a seeded random init created directly on the device, LoRA adapters
+// (B = 0 at init, fp32 like peft's autocast_adapter_dtype), gradient checkpointing that recomputes each
+// decoder layer in backward (reentrant, like torch.utils.checkpoint), fp32 logits before softcap and CE.
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "harness/tier.hpp"
+#include "model/shape.hpp"
+
+namespace stepcast::harness {
+
+struct LoraOptions {
+  int64_t rank = 16;  // 0 = no adapters (every parameter frozen: a forward/backward of activations only)
+  double alpha = 32;
+  double dropout = 0.05;
+  std::vector<std::string> targets = {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"};
+  bool fp32 = true;  // peft casts bf16 adapters to fp32 (autocast_adapter_dtype=True) and the input with them
+};
+
+struct BuildOptions {
+  LoraOptions lora;
+  bool checkpointing = true;
+  uint64_t seed = 1234;
+  torch::Device device = torch::kCPU;
+  torch::Dtype dtype = torch::kBFloat16;
+  double init_std = 0.02;           // transformers' initializer_range for Gemma-4 and Llama
+  int64_t ce_chunk_tokens = 4096;   // the chunked CE tier: tokens per chunk of logits
+};
+
+// A right-padded micro-batch on the device. Labels are the inputs with pads set to -100 (ignored);
+// the loss shifts them by one as transformers' ForCausalLMLoss does.
+struct Batch {
+  torch::Tensor input_ids;  // [R, W] int64
+  torch::Tensor labels;     // [R, W] int64, -100 on pads
+  std::vector<int64_t> rows;
+  int64_t width = 0;
+  bool padded = false;
+  int64_t kept_tokens = 0;  // sum over rows of (length - 1): positions with a next-token label
+};
+
+Batch make_batch(const std::vector<int64_t>& rows, int64_t width, int64_t vocab_size, uint64_t seed,
+                 const torch::Device& device);
+
+// Boolean attention mask [R, 1, W, W], true where query i may attend key j: causal, within `window`
+// keys (0 = unlimited) and not a pad key. A pad query also sees itself so that no row is fully masked
+// (a fully masked row gives NaN in some SDPA kernels; pad outputs never reach the loss).
+torch::Tensor attention_mask(const std::vector<int64_t>& rows, int64_t width, int64_t window,
+                             const torch::Device& device);
+
+// What one layer type got in the last forward: the mask path and the SDPA backend chosen
+// (at::_fused_sdp_choice: 0 math, 1 flash, 2 efficient, 3 cuDNN), and whether K/V were expanded.
+struct LayerTypeInfo {
+  std::string mask_path;  // "is_causal" or "explicit"
+  std::string backend;    // "math", "flash", "efficient", "cudnn", "overrideable", or "not-queried"
+  bool gqa_expanded = false;
+};
+
+class Model {
+ public:
+  Model(const model::ModelShape& shape, const BuildOptions& options);
+  ~Model();
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
+
+  // Mean CE over kept tokens; the graph is kept for backward.
+  torch::Tensor loss(const Batch& batch, const Tier& tier);
+  // One forward + backward (gradients accumulate into the adapters). Returns the loss, detached.
+  torch::Tensor step(const Batch& batch, const Tier& tier);
+  // Final-norm hidden states [R, W, hidden] (no grad graph needed by callers: the CE probe detaches).
+  torch::Tensor hidden(const Batch& batch, const Tier& tier);
+  // Softcapped fp32 logits [R, W, vocab] (tests: the inert-adapter gate).
+  torch::Tensor logits(const Batch& batch, const Tier& tier);
+  // The CE alone on given hidden states (the isolated-CE probe).
+  torch::Tensor ce_loss(const torch::Tensor& hidden, const torch::Tensor& labels, const Tier& tier);
+
+  // Every parameter once (the tied embedding once), HF names ("layers.3.self_attn.q_proj.weight").
+  std::vector<std::pair<std::string, torch::Tensor>> named_parameters() const;
+  int64_t parameter_count() const;
+  std::vector<torch::Tensor> adapter_parameters() const;  // lora_A, lora_B of every wrapped module
+  int64_t lora_modules() const;
+  void zero_grad();  // drops adapter (and any) gradients so memory returns to the baseline
+  void set_checkpointing(bool on);
+  void set_adapters_enabled(bool on);
+  const std::map<std::string, LayerTypeInfo>& layer_info() const;
+  const model::ModelShape& shape() const;
+  const BuildOptions& options() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Sets the SDPA backend flags of at::globalContext() for a tier (all on for sdpa-auto).
+void apply_attention_backend(const Tier& tier);
+
+}  // namespace stepcast::harness

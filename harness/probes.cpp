@@ -1,0 +1,405 @@
+#include "harness/probes.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <set>
+#include <sstream>
+
+#include "calibrate/records.hpp"
+#include "kernels/cupti_table.hpp"
+#include "model/errors.hpp"
+
+namespace stepcast::harness {
+namespace {
+
+namespace fs = std::filesystem;
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+const std::set<std::string>& known_probes() {
+  static const std::set<std::string> probes = {"scaling", "padding", "ce", "kernels"};
+  return probes;
+}
+
+std::string rows_text(const std::vector<int64_t>& rows) {
+  std::string s;
+  for (int64_t r : rows) s += (s.empty() ? "" : ",") + std::to_string(r);
+  return s;
+}
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  std::ostringstream ss;
+  ss << std::put_time(&tm, "%Y-%m-%dT%H:%M:%SZ");
+  return ss.str();
+}
+
+std::string file_safe(std::string s) {
+  for (char& c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
+  return s;
+}
+
+std::string kernel_dir(const SweepOptions& o) {
+  if (!o.kernel_dir.empty()) return o.kernel_dir;
+  std::string base = o.out;
+  if (base.size() > 6 && base.substr(base.size() - 6) == ".jsonl") base.resize(base.size() - 6);
+  return base + ".kernels";
+}
+
+nlohmann::json tier_details(const Tier& tier, const Model& model) {
+  nlohmann::json layers = nlohmann::json::object();
+  for (const auto& [type, info] : model.layer_info())
+    layers[type] = {{"mask_path", info.mask_path}, {"sdpa_backend", info.backend}, {"kv_expanded", info.gqa_expanded}};
+  return {{"attention", tier.attention_name()},
+          {"experts", tier.experts_name()},
+          {"cross_entropy", tier.ce == CrossEntropy::chunked ? "chunked" : "full"},
+          {"mask", tier.mask == MaskPath::hf ? "hf" : "explicit"},
+          {"gqa", tier.gqa == Gqa::hf ? "hf" : (tier.gqa == Gqa::expand ? "expand" : "native")},
+          {"layer_types", layers}};
+}
+
+struct PointResult {
+  std::vector<double> times_s;
+  std::vector<double> ce_times_s;
+  double loss = 0;
+  int64_t peak_bytes = 0;
+  nlohmann::json kernels;  // launch counts + table file, kernels probe only
+};
+
+double timed_step(Model& model, const Batch& batch, const Tier& tier, StepTimer& timer, double* loss) {
+  model.zero_grad();
+  timer.start();
+  torch::Tensor l = model.step(batch, tier);
+  timer.stop();
+  const double s = timer.seconds();
+  if (loss != nullptr) *loss = l.item<double>();
+  return s;
+}
+
+// The CE alone on the final hidden states of this batch: forward (fp32 logits, softcap, CE) + backward.
+std::vector<double> time_ce(Model& model, const Batch& batch, const Tier& tier, const SweepOptions& o,
+                            StepTimer& timer) {
+  torch::Tensor hidden = model.hidden(batch, tier).detach().requires_grad_(true);
+  std::vector<double> times;
+  for (int64_t i = 0; i < o.warmup + o.repetitions; ++i) {
+    hidden.mutable_grad().reset();
+    timer.start();
+    model.ce_loss(hidden, batch.labels, tier).backward();
+    timer.stop();
+    const double s = timer.seconds();
+    if (i >= o.warmup) times.push_back(s);
+  }
+  model.zero_grad();
+  return times;
+}
+
+nlohmann::json capture_kernels(Model& model, const Batch& batch, const Tier& tier, const PointSpec& p,
+                               const SweepOptions& o, const DeviceInfo& dev, ActivitySource& activity) {
+  model.zero_grad();
+  activity.start();
+  model.step(batch, tier);
+  const std::vector<ActivityRecord> records = activity.stop();
+  model.zero_grad();
+  kernels::CuptiTableHeader header;
+  header.device = dev.name;
+  header.compute_major = dev.compute_major;
+  header.compute_minor = dev.compute_minor;
+  header.num_sms = dev.num_sms;
+  header.steps = 1;
+  header.label = o.model_label + " " + std::to_string(p.rows.size()) + "x" + std::to_string(p.width) + " rows=" +
+                 rows_text(p.rows) + " " + p.tier;
+  const fs::path dir = kernel_dir(o);
+  fs::create_directories(dir);
+  const fs::path file = dir / (file_safe(p.probe + "_" + p.tier + "_" + std::to_string(p.rows.size()) + "x" +
+                                         std::to_string(p.width) + "_" + rows_text(p.rows)) + ".jsonl");
+  kernels::write_cupti_table(build_kernel_table(records, header), file);
+  const LaunchCounts c = count_launches(records);
+  return {{"kernel_table", file.filename().string()},
+          {"launches", {{"kernel", c.kernels}, {"memcpy", c.memcpy}, {"memset", c.memset}, {"short_kernels", c.short_kernels}}},
+          {"kernel_time_s", static_cast<double>(c.kernel_ns) * 1e-9},
+          {"copy_time_s", static_cast<double>(c.copy_ns) * 1e-9}};
+}
+
+PointResult measure_point(Model& model, const PointSpec& p, const Tier& tier, const SweepOptions& o,
+                          const DeviceInfo& dev, ActivitySource* activity) {
+  const torch::Device device = model.options().device;
+  PointResult r;
+  Batch batch = make_batch(p.rows, p.width, model.shape().vocab_size, o.seed, device);
+  StepTimer timer(device);
+  for (int64_t i = 0; i < o.warmup; ++i) timed_step(model, batch, tier, timer, nullptr);
+  model.zero_grad();
+  synchronize(device);
+  reset_peak(device);
+  for (int64_t i = 0; i < o.repetitions; ++i) r.times_s.push_back(timed_step(model, batch, tier, timer, &r.loss));
+  r.peak_bytes = peak_allocated_bytes(device);
+  model.zero_grad();
+  if (p.probe == "ce") r.ce_times_s = time_ce(model, batch, tier, o, timer);
+  if (p.probe == "kernels" && activity != nullptr) r.kernels = capture_kernels(model, batch, tier, p, o, dev, *activity);
+  return r;
+}
+
+calibrate::Record base_record(const PointSpec& p, const SweepOptions& o, const DeviceInfo& dev, const Model& model,
+                              const Tier& tier) {
+  calibrate::Record rec;
+  rec.model = o.model_label;
+  rec.gpu = dev.name;
+  rec.tier = p.tier;
+  rec.rows = p.rows;
+  rec.width = p.width;
+  int64_t kept = 0;
+  for (int64_t r : p.rows) kept += r - 1;
+  rec.kept_tokens = kept;
+  const auto& lora = model.options().lora;
+  rec.extra = {{"probe", p.probe},
+               {"source", "stepcast measure (harness, LibTorch " + dev.torch_version + "): " + o.command},
+               {"padding_frac", p.padding_frac},
+               {"torch_version", dev.torch_version},
+               {"cuda_runtime", dev.cuda_runtime},
+               {"cuda_driver", dev.cuda_driver},
+               {"driver_version", dev.driver_version},
+               {"gpu_arch", dev.arch},
+               {"num_sms", dev.num_sms},
+               {"tier_details", tier_details(tier, model)},
+               {"lora", {{"rank", lora.rank}, {"alpha", lora.alpha}, {"dropout", lora.dropout}, {"targets", lora.targets},
+                         {"modules", model.lora_modules()}, {"dtype", lora.fp32 ? "float32" : "model"}}},
+               {"gradient_checkpointing", model.options().checkpointing},
+               {"dtype", model.options().dtype == torch::kBFloat16 ? "bfloat16" : "other"},
+               {"warmup", o.warmup},
+               {"repetitions", o.repetitions},
+               {"seed", o.seed},
+               {"measured_at", utc_now()}};
+  return rec;
+}
+
+void print_progress(size_t index, size_t total, const PointSpec& p, const std::string& outcome) {
+  std::cerr << "[" << index << "/" << total << "] " << p.probe << " " << p.tier << " " << p.rows.size() << "x"
+            << p.width << " (rows " << rows_text(p.rows) << "): " << outcome << std::endl;
+}
+
+// One short step per tier still to measure (errors are left for the points themselves to report).
+void prime(Model& model, const std::vector<PointSpec>& points, const std::set<std::string>& done) {
+  std::set<std::string> tiers;
+  for (const auto& p : points)
+    if (!done.count(p.key())) tiers.insert(p.tier);
+  const int64_t width = 256;
+  for (const auto& t : tiers) {
+    try {
+      Batch b = make_batch({width}, width, model.shape().vocab_size, 1, model.options().device);
+      model.step(b, parse_tier(t));
+    } catch (const std::exception&) {
+    }
+    model.zero_grad();
+  }
+}
+
+std::string fixed(double v, int digits) {
+  std::ostringstream ss;
+  ss << std::fixed << std::setprecision(digits) << v;
+  return ss.str();
+}
+
+PointSpec make_point(const std::string& probe, const std::string& tier, int64_t rows, int64_t width, double pad) {
+  PointSpec p{probe, parse_tier(tier).label(), padded_rows(rows, width, pad), width, 0.0};
+  int64_t real = 0;
+  for (int64_t r : p.rows) real += r;
+  p.padding_frac = 1.0 - static_cast<double>(real) / static_cast<double>(rows * width);
+  return p;
+}
+
+std::vector<std::string> split(const std::string& text, char sep) {
+  std::vector<std::string> parts;
+  std::stringstream ss(text);
+  std::string part;
+  while (std::getline(ss, part, sep)) parts.push_back(part);
+  return parts;
+}
+
+// "PROBE:RxW[:PADDING][:TIER]"; problems go to `d`.
+void parse_point(const std::string& text, const SweepOptions& o, std::vector<PointSpec>& out, Diagnostics& d) {
+  const std::vector<std::string> f = split(text, ':');
+  const std::string bad = "--points '" + text + "'. Violated constraint: PROBE:ROWSxWIDTH[:PADDING][:TIER]";
+  if (f.size() < 2 || f.size() > 4 || !known_probes().count(f[0])) return d.add(bad);
+  try {
+    const auto x = f[1].find('x');
+    if (x == std::string::npos) return d.add(bad);
+    const int64_t rows = std::stoll(f[1].substr(0, x));
+    const int64_t width = std::stoll(f[1].substr(x + 1));
+    double pad = 0;
+    std::string tier = o.tiers.empty() ? std::string(kDefaultTier) : o.tiers.front();
+    if (f.size() >= 3) {
+      if (f[2].find('/') != std::string::npos && f.size() == 3) {
+        tier = f[2];
+      } else {
+        pad = std::stod(f[2]);
+        if (f.size() == 4) tier = f[3];
+      }
+    }
+    if (rows < 1 || width < 2 || pad < 0 || pad >= 1) return d.add(bad);
+    out.push_back(make_point(f[0], tier, rows, width, pad));
+  } catch (const InputError& e) {
+    for (const auto& line : e.problems()) d.add("--points '" + text + "': " + line);
+  } catch (const std::exception&) {
+    d.add(bad);
+  }
+}
+
+}  // namespace
+
+std::string point_key(const std::string& probe, const std::string& tier, const std::vector<int64_t>& rows,
+                      int64_t width) {
+  return probe + "|" + tier + "|" + rows_text(rows) + "|" + std::to_string(width);
+}
+
+std::string PointSpec::key() const { return point_key(probe, tier, rows, width); }
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::vector<int64_t> padded_rows(int64_t rows, int64_t width, double padding) {
+  const auto total = static_cast<int64_t>(std::llround((1.0 - padding) * static_cast<double>(rows * width)));
+  if (rows == 1) return {std::max<int64_t>(2, total)};
+  std::vector<int64_t> out(static_cast<size_t>(rows), width);
+  const int64_t rest = std::max<int64_t>(2 * (rows - 1), total - width);  // real tokens of rows 1..R-1
+  for (int64_t r = 1; r < rows; ++r) {
+    const int64_t share = rest / (rows - 1) + (r <= rest % (rows - 1) ? 1 : 0);
+    out[static_cast<size_t>(r)] = std::min(width, share);
+  }
+  return out;
+}
+
+std::vector<PointSpec> plan_points(const SweepOptions& o) {
+  Diagnostics d;
+  for (const auto& probe : o.probes)
+    if (!known_probes().count(probe))
+      d.add("--probe '" + probe + "'. Violated constraint: one of scaling, padding, ce, kernels");
+  for (const auto& t : o.tiers) {
+    try {
+      parse_tier(t);
+    } catch (const InputError& e) {
+      for (const auto& line : e.problems()) d.add("--tiers: " + line);
+    }
+  }
+  if (o.shapes.empty() && o.points.empty())
+    d.add("no shapes. Violated constraint: --shapes RxW,..., --widths with --rows, or --points");
+  for (const auto& s : o.shapes)
+    if (s.rows < 1 || s.width < 2)
+      d.add("shape " + std::to_string(s.rows) + "x" + std::to_string(s.width) + ". Violated constraint: rows >= 1, width >= 2");
+  for (double p : o.padding)
+    if (p < 0 || p >= 1) d.add("--padding " + std::to_string(p) + ". Violated constraint: 0 <= padding < 1");
+  if (o.repetitions < 1) d.add("--repetitions = " + std::to_string(o.repetitions) + ". Violated constraint: >= 1");
+  if (o.warmup < 0) d.add("--warmup = " + std::to_string(o.warmup) + ". Violated constraint: >= 0");
+  std::vector<PointSpec> points;
+  std::vector<PointSpec> explicit_points;
+  for (const auto& text : o.points) parse_point(text, o, explicit_points, d);
+  d.throw_if_any();
+  for (const auto& tier : o.tiers) {
+    for (const auto& probe : o.probes) {
+      for (const auto& s : o.shapes) {
+        if (o.max_tokens > 0 && s.rows * s.width > o.max_tokens) continue;
+        std::vector<double> pads = probe == "padding" ? o.padding : std::vector<double>{0.0};
+        for (double pad : pads) points.push_back(make_point(probe, tier, s.rows, s.width, pad));
+      }
+    }
+  }
+  for (const auto& p : explicit_points)
+    if (o.max_tokens <= 0 || static_cast<int64_t>(p.rows.size()) * p.width <= o.max_tokens) points.push_back(p);
+  return points;
+}
+
+std::vector<std::string> measured_keys(const std::string& path) {
+  std::vector<std::string> keys;
+  if (!fs::exists(path)) return keys;
+  for (const auto& r : calibrate::read_records(path)) {
+    const std::string probe = r.extra.contains("probe") && r.extra["probe"].is_string() ? r.extra["probe"].get<std::string>()
+                                                                                        : "scaling";
+    keys.push_back(point_key(probe, r.tier, r.rows, r.width));
+  }
+  return keys;
+}
+
+SweepSummary run_sweep(Model& model, const SweepOptions& o, const DeviceInfo& dev, ActivitySource* activity) {
+  const std::vector<PointSpec> points = plan_points(o);
+  const std::vector<std::string> done_list = measured_keys(o.out);
+  const std::set<std::string> done(done_list.begin(), done_list.end());
+  const torch::Device device = model.options().device;
+  SweepSummary summary;
+  const auto sweep_start = std::chrono::steady_clock::now();
+  if (o.primer) prime(model, points, done);
+  model.zero_grad();
+  synchronize(device);
+  release_cached(device);
+  const int64_t baseline = allocated_bytes(device);
+  for (size_t i = 0; i < points.size(); ++i) {
+    const PointSpec& p = points[i];
+    if (done.count(p.key())) {
+      ++summary.skipped;
+      print_progress(i + 1, points.size(), p, "already measured, skipped");
+      continue;
+    }
+    const Tier tier = parse_tier(p.tier);
+    const int64_t before = allocated_bytes(device);
+    calibrate::Record rec = base_record(p, o, dev, model, tier);
+    rec.extra["baseline_gib"] = static_cast<double>(baseline) / kGiB;
+    bool ok = before == baseline;
+    std::string outcome;
+    try {
+      PointResult r = measure_point(model, p, tier, o, dev, activity);
+      rec = base_record(p, o, dev, model, tier);  // again: layer_info now holds this point's backends
+      rec.extra["baseline_gib"] = static_cast<double>(baseline) / kGiB;
+      rec.step_s = median(r.times_s);
+      rec.extra["times_s"] = r.times_s;
+      rec.extra["loss"] = r.loss;
+      if (dev.cuda) rec.peak_gib = static_cast<double>(r.peak_bytes) / kGiB;
+      if (!r.ce_times_s.empty()) {
+        rec.extra["ce_s"] = median(r.ce_times_s);
+        rec.extra["ce_times_s"] = r.ce_times_s;
+      }
+      if (!r.kernels.is_null()) rec.extra["kernels"] = r.kernels;
+      outcome = "step " + fixed(*rec.step_s, 3) + " s (median of " + std::to_string(o.repetitions) + ")" +
+                (dev.cuda ? ", peak " + fixed(*rec.peak_gib, 2) + " GiB" : "");
+      if (rec.extra.contains("ce_s")) outcome += ", CE " + fixed(rec.extra["ce_s"].get<double>() * 1e3, 1) + " ms";
+      ++summary.measured;
+    } catch (const std::exception& e) {
+      if (!is_oom(e)) {
+        ++summary.failed;
+        std::string what = e.what();
+        print_progress(i + 1, points.size(), p, "FAILED (no record): " + what.substr(0, what.find('\n')));
+        model.zero_grad();
+        release_cached(device);
+        continue;
+      }
+      rec.oom = true;
+      ++summary.oom;
+      outcome = "out of memory";
+    }
+    model.zero_grad();
+    synchronize(device);
+    release_cached(device);
+    const int64_t after = allocated_bytes(device);
+    // A peak is only trusted when the point started and ended at the baseline (after an OOM, leaked
+    // blocks would inflate every later peak).
+    ok = ok && after == baseline;
+    rec.peak_valid = ok;
+    if (!ok) {
+      rec.extra["baseline_drift_bytes"] = {before - baseline, after - baseline};
+      outcome += " (peak_valid: false, allocated memory off the baseline)";
+    }
+    calibrate::append_record(o.out, rec);
+    print_progress(i + 1, points.size(), p, outcome);
+  }
+  summary.device_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - sweep_start).count();
+  return summary;
+}
+
+}  // namespace stepcast::harness

@@ -1,0 +1,82 @@
+#pragma once
+// The seed's four probes as sweeps that write Contract-1 records (DESIGN.md):
+//   scaling  - unpadded rows: step time and peak against width and rows
+//   padding  - the same shapes with a share of pad tokens (right-padded rows, explicit 4-D masks)
+//   ce       - a full step plus the cross-entropy alone (fp32 logits, softcap, CE; forward + backward)
+//   kernels  - a full step plus one more under CUPTI: kernel table and launch counts beside the records
+// Each point: warm-up steps, N timed steps (CUDA events), the median; the peak from the caching
+// allocator (reset after warm-up); the allocated-memory baseline checked before the point and after an
+// OOM; an OOM is an `oom: true` record and the sweep goes on; a re-run skips points already in the file.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "harness/activity.hpp"
+#include "harness/device.hpp"
+#include "harness/model.hpp"
+#include "harness/tier.hpp"
+
+namespace stepcast::harness {
+
+struct Shape {
+  int64_t rows = 1;
+  int64_t width = 0;
+};
+
+struct SweepOptions {
+  std::string model_label;                     // Contract-1 `model`
+  std::vector<std::string> probes = {"scaling"};
+  std::vector<Shape> shapes;                   // rows x width; every probe runs every shape
+  std::vector<double> padding = {0.25, 0.5};   // padding probe: share of the R x W tokens that are pads
+  std::vector<std::string> tiers = {kDefaultTier};
+  // Explicit points after the probes x shapes x tiers product: "PROBE:RxW[:PADDING][:TIER]", e.g.
+  // "padding:2x4096:0.25:sdpa-efficient/grouped" (TIER defaults to the first of `tiers`).
+  std::vector<std::string> points;
+  int64_t warmup = 1;
+  int64_t repetitions = 3;
+  int64_t max_tokens = 0;                      // skip points with more than R x W tokens (0 = no limit)
+  uint64_t seed = 1234;
+  std::string out;                             // the JSON Lines file records are appended to
+  std::string kernel_dir;                      // kernel tables; default: `<out without .jsonl>.kernels/`
+  std::string command;                         // the command line, written into each record's `source`
+  // One short step per tier before the baseline is taken, so library workspaces that live for the whole
+  // process (cuBLAS: 64 MiB seen on the H200) are not mistaken for a leak.
+  bool primer = true;
+};
+
+struct PointSpec {
+  std::string probe;
+  std::string tier;
+  std::vector<int64_t> rows;  // real tokens per row
+  int64_t width = 0;
+  double padding_frac = 0;    // 1 - sum(rows) / (R x W)
+  std::string key() const;    // probe|tier|rows|width: what a re-run compares to skip a point
+};
+
+// Rows for R rows of width W with a share `padding` of pad tokens: row 0 is full (so the batch really
+// needs width W), the other rows share the remaining real tokens evenly; one row is simply shortened.
+std::vector<int64_t> padded_rows(int64_t rows, int64_t width, double padding);
+
+// Every point of a sweep, in order (validated: bad probes/tiers/shapes are InputErrors).
+std::vector<PointSpec> plan_points(const SweepOptions& options);
+
+std::string point_key(const std::string& probe, const std::string& tier, const std::vector<int64_t>& rows,
+                      int64_t width);
+
+// Keys of the points already in `path` (missing file: none).
+std::vector<std::string> measured_keys(const std::string& path);
+
+struct SweepSummary {
+  int measured = 0;
+  int skipped = 0;  // already in the file
+  int oom = 0;
+  int failed = 0;   // an error other than OOM: reported on stderr, no record
+  double device_seconds = 0;  // wall time of the sweep's points, warm-up and tables included
+};
+
+// Runs the points through `model` and appends one record per point. `activity` may be null (no tables).
+SweepSummary run_sweep(Model& model, const SweepOptions& options, const DeviceInfo& device, ActivitySource* activity);
+
+double median(std::vector<double> values);
+
+}  // namespace stepcast::harness
