@@ -95,7 +95,7 @@ struct Series {
 
 std::string scatter(const std::string& title, const std::vector<Series>& series, const std::string& x_unit,
                     const std::string& y_unit, double reference_y = -1, const std::string& reference_label = "") {
-  const int height = 380, left = 80, right = 30, top = 50, bottom = 50;
+  const int height = 400, left = 80, right = 30, top = 64, bottom = 50;
   double max_x = 0, max_y = reference_y;
   for (const auto& se : series)
     for (const auto& [vx, vy] : se.xy) {
@@ -128,9 +128,9 @@ std::string scatter(const std::string& title, const std::vector<Series>& series,
   for (const auto& se : series) {
     for (const auto& [vx, vy] : se.xy)
       s << "<circle cx='" << px(vx) << "' cy='" << py(vy) << "' r='3' class='" << se.css << "'/>";
-    s << "\n<circle cx='" << legend_x + 250 << "' cy='17' r='5' class='" << se.css << "'/><text x='" << legend_x + 260
-      << "' y='22' class='legend'>" << escape(se.name) << "</text>\n";
-    legend_x += 330;
+    s << "\n<circle cx='" << legend_x << "' cy='40' r='5' class='" << se.css << "'/><text x='" << legend_x + 10
+      << "' y='45' class='legend'>" << escape(se.name) << "</text>\n";
+    legend_x += 420;
   }
   s << "</svg>\n";
   return s.str();
