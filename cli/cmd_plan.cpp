@@ -35,6 +35,7 @@ struct PlanOptions {
   int threads = 2;
   std::string report;
   std::string save_corpus;
+  bool no_sweep = false;
   Format format = Format::text;
 };
 
@@ -58,6 +59,7 @@ Scenario scenario_with_overrides(const PlanOptions& o) {
   if (o.bucket_size > 0) s.baseline.bucket_size = o.bucket_size;
   if (o.top > 0) s.sweep.top = o.top;
   s.sweep.threads = o.threads;
+  if (o.no_sweep) s.sweep.policies.clear();  // the baseline alone: a what-if
   if (!o.corpus.empty()) s.corpus = CorpusSource{o.corpus, std::nullopt, {}, 0};
   if (!o.coefficients.empty()) {
     s.coefficients = o.coefficients;
@@ -191,9 +193,14 @@ void print_text(std::ostream& out, const Scenario& s, const planner::Corpus& cor
     out << "  OUT OF MEMORY: micro-batch " << with_commas(b.oom->micro_batch) << " (" << b.oom->rows << " x "
         << b.oom->width << ", " << fixed(b.oom->peak_gib, 1) << " GiB > " << fixed(b.oom->limit_gib, 1)
         << " GiB) at optimizer step " << with_commas(b.oom->step) << "\n";
-  out << "\nrecommendations (" << r.recommendations.size() << " best of " << r.configurations << " simulated; "
-      << r.out_of_memory << " out of memory; " << r.skipped << " skipped: cannot keep rows per step; "
-      << fixed(elapsed_s, 2) << " s):\n";
+  if (r.configurations == 0) {
+    out << "\nno sweep (no configurations; --no-sweep or an empty sweep.policies): the baseline alone, "
+        << fixed(elapsed_s, 2) << " s\n";
+  } else {
+    out << "\nrecommendations (" << r.recommendations.size() << " best of " << r.configurations << " simulated; "
+        << r.out_of_memory << " out of memory; " << r.skipped << " skipped: cannot keep tokens per step; "
+        << fixed(elapsed_s, 2) << " s):\n";
+  }
   char head[512];
   std::snprintf(head, sizeof head, "%-8s %-15s %4s %4s %8s %6s %9s %9s %8s %8s %9s %12s", "rank", "policy", "R", "acc",
                 "max_len", "bucket", "steps", "wall", "vs base", "padding", "peak GiB", "trunc tok");
@@ -283,6 +290,7 @@ void add_plan_command(CLI::App& app) {
   cmd->add_option("--top", opts->top, "Recommendations to show")->check(CLI::PositiveNumber);
   cmd->add_option("--threads", opts->threads, "Threads for the sweep")->check(CLI::Range(1, 64))->default_str("2");
   cmd->add_option("--report", opts->report, "Also write a self-contained HTML report with SVG charts");
+  cmd->add_flag("--no-sweep", opts->no_sweep, "Simulate the baseline only (no recommendations)");
   cmd->add_option("--save-corpus", opts->save_corpus, "Also write the corpus used (e.g. a synthetic one) as CSV");
   add_format_option(cmd, opts->format);
   cmd->callback([opts]() { run_plan(*opts); });

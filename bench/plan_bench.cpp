@@ -1,0 +1,124 @@
+// Planner benchmarks (printed, not tests), measured side by side on the same machine:
+//  1. one policy over a 1,000,000-sample corpus file (read + truncate + batch + predict every
+//     micro-batch), against `LC_ALL=C sort -n` of the same file;
+//  2. a sweep of 1,000 configurations over the shipped 20,000-sample seed corpus on 2 threads.
+// Usage: plan_bench [--coefficients C.yaml] [--samples N]
+// With --coefficients the calibrated StepModel predicts; otherwise the seed's width-quadratic fit.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "cli/coefficients_io.hpp"
+#include "cli/corpus_io.hpp"
+#include "cli/model_config.hpp"
+#include "model/step_model.hpp"
+#include "planner/simulate.hpp"
+#include "planner/sweep.hpp"
+#include "planner/width_quadratic.hpp"
+
+using namespace stepcast;
+
+namespace {
+
+double seconds(const std::function<void()>& f) {
+  const auto t0 = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+double best_of(int n, const std::function<void()>& f) {
+  double best = 1e300;
+  for (int i = 0; i < n; ++i) best = std::min(best, seconds(f));
+  return best;
+}
+
+// The seed's sm_120 fit (scenarios/seed-sm120.yaml).
+planner::WidthQuadratic seed_fit() { return {3.436e-4, 4.4255e-8, 0.0, 1.094, 49.49, 8.192e-4}; }
+
+std::string write_corpus(int64_t samples) {
+  const std::string path = "/tmp/stepcast_plan_bench_" + std::to_string(samples) + ".txt";
+  planner::SyntheticSpec spec;
+  spec.samples = samples;
+  spec.seed = 7;
+  spec.min_length = 64;
+  spec.max_length = 65536;
+  spec.components = {{1.0, 2000.0, 0.81}};
+  const planner::Corpus c = planner::generate_synthetic(spec);
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr) std::exit(1);
+  for (int32_t l : c.lengths) std::fprintf(f, "%d\n", l);
+  std::fclose(f);
+  return path;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string coefficients;
+  int64_t samples = 1'000'000;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i];
+    if (flag == "--coefficients") coefficients = argv[i + 1];
+    if (flag == "--samples") samples = std::atoll(argv[i + 1]);
+  }
+  std::unique_ptr<model::StepPredictor> predictor;
+  std::string name = "width-quadratic (seed sm_120 fit)";
+  if (!coefficients.empty()) {
+    const auto c = cli::load_coefficients(coefficients);
+    predictor = std::make_unique<model::StepModel>(cli::load_model(c.model), c);
+    name = "StepModel (" + coefficients + ")";
+  } else {
+    predictor = std::make_unique<planner::WidthQuadraticPredictor>(seed_fit());
+  }
+  std::printf("predictor: %s\n", name.c_str());
+
+  const std::string file = write_corpus(samples);
+  const std::string sort_cmd = "LC_ALL=C sort -n " + file + " > /dev/null";
+  const double sort_s = best_of(3, [&] {
+    if (std::system(sort_cmd.c_str()) != 0) std::exit(1);
+  });
+  planner::RunSpec run;
+  run.accumulation = 8;
+  run.gpu_memory_gib = 95;
+  const planner::BatchingSpec one{planner::Policy::pad_to_longest, 2, 16384, 64, 1};
+  planner::PlanResult plan;
+  double read_s = 0;
+  const double plan_s = best_of(3, [&] {
+    planner::Corpus corpus;
+    read_s = seconds([&] { corpus = cli::load_corpus_file(file); });
+    plan = planner::simulate(corpus, one, run, *predictor);
+  });
+  std::printf("1. %lld samples (%s)\n", static_cast<long long>(samples), file.c_str());
+  std::printf("   LC_ALL=C sort -n            %.3f s (best of 3)\n", sort_s);
+  std::printf("   read + plan pad-to-longest  %.3f s (best of 3; read %.3f s), %lld micro-batches, padding %.2f %%\n",
+              plan_s, read_s, static_cast<long long>(plan.micro_batches), 100 * plan.padding_fraction);
+  for (auto policy : {planner::Policy::bucket_to_pair, planner::Policy::sorted_buckets, planner::Policy::pack}) {
+    planner::BatchingSpec b = one;
+    b.policy = policy;
+    const planner::Corpus corpus = cli::load_corpus_file(file);
+    const double s = best_of(3, [&] { plan = planner::simulate(corpus, b, run, *predictor); });
+    std::printf("   plan %-16s        %.3f s (corpus already read), padding %.3f %%\n", planner::policy_name(policy).c_str(),
+                s, 100 * plan.padding_fraction);
+  }
+  std::printf("   ratio plan / sort: %.2f (bar: <= 1)\n", plan_s / sort_s);
+
+  const planner::Corpus seed = cli::load_corpus_file(STEPCAST_SCENARIOS "/corpora/seed-like-20k.csv");
+  std::vector<planner::SweepConfig> configs;
+  for (int i = 0; configs.size() < 1000; ++i) {
+    const auto policy = static_cast<planner::Policy>(i % 5);
+    const int64_t rows = int64_t{1} << (i / 5 % 4);
+    const int64_t max_length = 4096 + 512 * (i / 20 % 50);
+    configs.push_back({{policy, rows, max_length, int64_t{2} << (i % 9), 1}, std::max<int64_t>(1, 16 / rows)});
+  }
+  double sweep_s = 0;
+  for (int threads : {1, 2}) {
+    sweep_s = seconds([&] { planner::simulate_all(seed, configs, run, *predictor, threads, {}); });
+    std::printf("2. sweep of %zu configurations over %lld samples, %d thread(s): %.3f s (bar: < 10 s on 2 cores)\n",
+                configs.size(), static_cast<long long>(seed.size()), threads, sweep_s);
+  }
+  return 0;
+}
