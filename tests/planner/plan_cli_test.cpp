@@ -57,6 +57,28 @@ TEST_CASE("the seed scenario reproduces the seed's direction with sm_120 coeffic
   CHECK(std::abs(k2 - k512) < 0.2);
 }
 
+#ifdef STEPCAST_WITH_CALIBRATE
+// The same direction through the calibrated StepModel: coefficients fitted on the seed's sm_120
+// records (scenarios/measurements/seed-sm120.jsonl) by `stepcast calibrate`, then --coefficients.
+TEST_CASE("with coefficients calibrated on the seed's sm_120 records, bucket-to-pair saves >= 35.5 %",
+          "[planner][cli][seed]") {
+  TempFile coefficients("", ".yaml");
+  const auto cal = run_cli("calibrate --measurements " STEPCAST_SCENARIOS "/measurements/seed-sm120.jsonl --out " +
+                           coefficients.path() + " --force");
+  INFO(cal.err);
+  REQUIRE(cal.exit_code == 0);
+  const std::string args = kSeed + " --coefficients " + coefficients.path() + " --no-sweep";
+  const auto base = plan_json(args)["baseline"];
+  const auto b2p = plan_json(args + " --policy bucket-to-pair")["baseline"];
+  CHECK(std::round(1000 * base["padding_fraction"].get<double>()) == 299);
+  CHECK(b2p["padding_fraction"].get<double>() <= 0.0005);
+  CHECK(b2p["peak_gib"].get<double>() <= base["peak_gib"].get<double>() + 0.05);
+  const double saving = 1 - b2p["wall_clock_s"].get<double>() / base["wall_clock_s"].get<double>();
+  CHECK(saving >= 0.355);
+  CHECK(saving < 0.45);
+}
+#endif
+
 TEST_CASE("flags override the baseline; an infeasible plan names its OOM micro-batch and step", "[planner][cli]") {
   const auto j = plan_json(kSeed + " --micro-batch 8 --max-length 16384 --accumulation 2");
   const auto& b = j["baseline"];
