@@ -1,8 +1,12 @@
 #include "kernels/classify.hpp"
 
+#include <cxxabi.h>
+
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cstdlib>
+#include <memory>
 
 namespace stepcast::kernels {
 namespace {
@@ -64,7 +68,8 @@ std::string library_of(std::string_view name, const std::string& low) {
   if (starts(n, "nvjet") || has(low, "xmma") || has(low, "cublas") || starts(n, "ampere_") || starts(n, "turing_") ||
       starts(n, "volta_") || has(low, "gemv") || has(n, "splitKreduce") || has(n, "gemmSN") || has(n, "gemmk1"))
     return "cuBLAS";
-  if (has(n, "cutlass3x") || has(n, "cutlass::device_kernel") || has(n, "GemmUniversal<cutlass::gemm::GroupProblemShape") ||
+  // "cutlass13device_kernel", "4cute": the same in a mangled name that did not demangle (CUPTI cuts long names).
+  if (has(n, "cutlass3x") || has(n, "cutlass::device_kernel") || has(n, "cutlass13device_kernel") || has(n, "4cute5") || has(n, "GemmUniversal<cutlass::gemm::GroupProblemShape") ||
       has(n, "cute::"))
     return "CUTLASS 3.x";
   if (has(low, "cutlass") || starts(n, "fmha_")) return "CUTLASS 2.x";
@@ -77,6 +82,7 @@ std::string library_of(std::string_view name, const std::string& low) {
 }
 
 std::string attention_direction(std::string_view name, const std::string& low) {
+  if (has(low, "dot_do_o") || has(low, "convert_dq")) return "backward";
   if (has(name, "cutlassB") || has(low, "bwd") || has(low, "bprop") || has(low, "backward") || has(low, "dq_dk_dv"))
     return "backward";
   if (has(name, "cutlassF") || has(low, "fwd") || has(low, "fprop") || has(low, "forward")) return "forward";
@@ -84,6 +90,9 @@ std::string attention_direction(std::string_view name, const std::string& low) {
 }
 
 bool is_attention(std::string_view name, const std::string& low) {
+  // cuDNN SDPA and FlashAttention backward helpers: dO·O row sums and the dQ accumulator conversion
+  // (cudnn::fusion::compute_dot_do_o_specialized, cudnn::fusion::convert_dq_to_16bits, seen on an H200).
+  if (has(low, "dot_do_o") || has(low, "convert_dq")) return true;
   return starts(strip_void(name), "fmha") || has(low, "fmha_") || has(low, "_sdpa") || has(low, "sdpa_") ||
          has(low, "flash_fwd") || has(low, "flash_bwd") || has(low, "flashattn") || has(low, "flash_attn") ||
          has(low, "flex_attention") || has(low, "attention") || has(low, "_mha_") || has(low, "cudnn_mha");
@@ -119,7 +128,8 @@ bool is_elementwise(std::string_view name, const std::string& low) {
   return has(low, "elementwise") || starts(n, "triton_poi") || has(low, "dropout") || has(low, "fill") ||
          has(low, "gather") || has(low, "scatter") || has(low, "index") || has(low, "multi_tensor_apply") ||
          has(low, "pointwise") || has(low, "rotary") || has(low, "rope") || has(low, "where") ||
-         has(low, "masked") || has(low, "clamp") || has(low, "activation") || has(low, "silu") || has(low, "gelu");
+         has(low, "masked") || has(low, "clamp") || has(low, "activation") || has(low, "silu") || has(low, "gelu") ||
+         has(low, "triu_tril");
 }
 
 // ATen's own elementwise / reduction templates say what they are in their first word; their template
@@ -139,6 +149,13 @@ std::string category_of(std::string_view name, const std::string& low) {
   if (is_copy(name, low)) return "copy";
   if (is_aten_elementwise_template(name)) return "elementwise";
   if (starts(strip_void(name), "at::native::reduce_kernel")) return "reduction";
+  // The kernel's own name (before its template and call arguments) decides before words inside them:
+  // indexFuncLargeIndex<..., ReduceAdd> is an index_add, not a reduction.
+  const std::string_view n = strip_void(name);
+  const std::string_view head = n.substr(0, std::min(n.find('<'), n.find('(')));
+  const std::string low_head = lower(head);
+  if (is_reduction(head, low_head)) return "reduction";
+  if (is_elementwise(head, low_head)) return "elementwise";
   if (is_reduction(name, low)) return "reduction";
   if (is_elementwise(name, low)) return "elementwise";
   return "other";
@@ -146,7 +163,18 @@ std::string category_of(std::string_view name, const std::string& low) {
 
 }  // namespace
 
-KernelClass classify_kernel(std::string_view name) {
+std::string demangle(std::string_view name) {
+  if (name.substr(0, 2) != "_Z") return std::string(name);
+  int status = 0;
+  const std::string mangled(name);
+  std::unique_ptr<char, void (*)(void*)> out(abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status), std::free);
+  if (status != 0 || out == nullptr) return mangled;
+  return out.get();  // as Kineto demangles: "void " in front for templates only
+}
+
+KernelClass classify_kernel(std::string_view raw_name) {
+  const std::string demangled = demangle(raw_name);
+  const std::string_view name = demangled;
   const std::string low = lower(name);
   KernelClass k;
   k.category = category_of(name, low);

@@ -27,8 +27,12 @@ struct KernelClass {
                                    // streams K/V from global memory instead of shared memory); "" if none
 };
 
-// Classifies one kernel name. Never throws; unknown names give category "other", library "unknown".
+// Classifies one kernel name (demangled first when mangled). Never throws; unknown names give category "other", library "unknown".
 KernelClass classify_kernel(std::string_view name);
+
+// Itanium-mangled names (CUPTI reports some kernels as "_ZN7cutlass13device_kernel...") demangled as
+// Kineto does (abi::__cxa_demangle); any other name, or one that does not demangle, is returned as it is.
+std::string demangle(std::string_view name);
 
 // Memcpy / memset activity records (CUPTI kinds, or Chrome-trace cat "gpu_memcpy"/"gpu_memset") are always
 // category "copy" whatever their name says.

@@ -157,6 +157,7 @@ Report analyze(KernelTable table, const AnalyzeOptions& options) {
   double short_time = 0;
   for (const auto& k : table.kernels) {
     KernelRow row{k, k.kind == "kernel" ? classify_kernel(k.name) : classify_copy(k.name), 0};
+    row.stat.name = demangle(k.name);  // CUPTI tables may hold mangled names; traces hold demangled ones
     r.device_time_s += k.time_s;
     r.categories[row.cls.category].time_s += k.time_s;
     if (row.cls.category == "attention")

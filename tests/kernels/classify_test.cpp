@@ -115,3 +115,45 @@ TEST_CASE("arch labels and numbers", "[kernels][classify]") {
   CHECK(classify_kernel("Kernel<cutlass::arch::Sm89>").arch == "sm89");
   CHECK(classify_kernel("kernel_sm_90a_thing").arch == "sm90");
 }
+
+TEST_CASE("kernels seen on a real H200 (the harness's CUPTI tables)", "[kernels][classify]") {
+  using namespace stepcast::kernels;
+  // CUPTI reported the grouped GEMM of at::_grouped_mm mangled and cut (1335 bytes, no longer demangles):
+  const std::string cut =
+      "_ZN7cutlass13device_kernelIN2at4cuda6detail25enable_3x_kernel_for_sm9xINS_4gemm6kernel13GemmUniversalINS5_"
+      "17GroupProblemShapeIN4cute5tupleIJiiiEEEEENS5_10collective13CollectiveMmaINS5_39MainloopSm90ArrayTmaGmmaWarp"
+      "SpecializedILi4ENSA_IJNS9_1CILi2EEENSG_ILi1EEESI_EEENS5_43KernelPtrArrayTmaWarpSpecializedCooperativeEEENSA_";
+  CHECK(demangle(cut) == cut);
+  const auto g = classify_kernel(cut);
+  CHECK(g.category == "grouped_gemm");
+  CHECK(g.library == "CUTLASS 3.x");
+  CHECK(g.arch == "sm90");
+  CHECK(demangle("_ZN7cutlass13device_kernelIN2at4cuda6detail25enable_3x_kernel_for_sm9xIiEEEEvNT_6ParamsE") ==
+        "void cutlass::device_kernel<at::cuda::detail::enable_3x_kernel_for_sm9x<int> >"
+        "(at::cuda::detail::enable_3x_kernel_for_sm9x<int>::Params)");
+  CHECK(classify_kernel("_ZN7cutlass13device_kernelIiEEvT_").library == "CUTLASS 3.x");
+  CHECK(demangle("not_mangled") == "not_mangled");
+  CHECK(demangle("_Zgarbage") == "_Zgarbage");
+  // cuDNN SDPA backward helpers belong to the attention backward.
+  for (const char* n : {"void cudnn::fusion::compute_dot_do_o_specialized<true, 256>(void const*, void const*, void*)",
+                        "void cudnn::fusion::convert_dq_to_16bits<true>(void const*, void*, unsigned int)"}) {
+    INFO(n);
+    const auto k = classify_kernel(n);
+    CHECK(k.category == "attention");
+    CHECK(k.direction == "backward");
+    CHECK(k.library == "cuDNN");
+  }
+  CHECK(classify_kernel("void at::native::indexFuncLargeIndex<c10::BFloat16, long, unsigned int, 2, 2, -2, true, "
+                        "at::native::(anonymous namespace)::ReduceAdd>(at::cuda::detail::TensorInfo<c10::BFloat16, "
+                        "unsigned int>)")
+            .category == "elementwise");
+  CHECK(classify_kernel("nvjet_sm90_tst_192x192_64x3_1x2_h_bz_coopB_NNN").arch == "sm90");
+  CHECK(classify_kernel("sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize128x128x8_stage3_warpsize2x2x1_ffma_aligna4_"
+                        "alignc4_execute_kernel__5x_cublas")
+            .arch == "sm80");
+  CHECK(classify_kernel("void (anonymous namespace)::softmax_warp_forward<c10::BFloat16, c10::BFloat16, float, 7, "
+                        "false, false>(c10::BFloat16*, c10::BFloat16 const*, int, int, int)")
+            .category == "reduction");
+  CHECK(classify_kernel("void at::native::sbtopk::gatherTopK<c10::BFloat16, unsigned int, 2, false>()").category ==
+        "reduction");
+}
