@@ -2,6 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -163,7 +164,7 @@ void print_plan_line(std::ostream& out, const std::string& rank, const planner::
                 planner::policy_name(p.batching.policy).c_str(), static_cast<long long>(p.batching.micro_batch),
                 static_cast<long long>(p.accumulation), static_cast<long long>(p.batching.max_length), bucket.c_str(),
                 with_commas(p.steps).c_str(), hours(p.wall_clock_s).c_str(),
-                (&p == &baseline ? std::string("-") : percent(-saving)).c_str(), percent(p.padding_fraction, 2).c_str(),
+                (&p == &baseline ? std::string("-") : (saving > 0 ? "-" : "+") + percent(std::abs(saving))).c_str(), percent(p.padding_fraction, 2).c_str(),
                 (fixed(p.peak_gib, 1) + (p.fits_memory ? "" : "!")).c_str(), with_commas(p.truncated.tokens).c_str());
   out << buf;
   if (roots) out << "  " << (p.roots_per_window < 0 ? std::string("-") : fixed(p.roots_per_window, 1));

@@ -141,6 +141,26 @@ TEST_CASE("--report writes one self-contained HTML file with four SVG charts", "
   CHECK_THAT(page, !Contains("src="));
 }
 
+// The README's first command. The numbers follow the harness's H200 coefficients (refits move them),
+// so this checks what does not depend on them and the plan's own consistency.
+TEST_CASE("the default H200 scenario plans, with only feasible recommendations", "[planner][cli][default]") {
+  const auto j = plan_json(STEPCAST_SCENARIOS "/h200-gemma-4-26b-a4b.yaml");
+  CHECK_THAT(j["predictor"].get<std::string>(), Contains("StepModel gemma-4-26b-a4b on NVIDIA H200"));
+  const auto& b = j["baseline"];
+  CHECK(std::round(1000 * b["padding_fraction"].get<double>()) == 299);  // the same corpus and round-1 policy
+  CHECK(b["fits_memory"] == (b["peak_gib"].get<double>() <= 139.8));
+  CHECK(b["out_of_memory"].is_null() == b["fits_memory"].get<bool>());
+  REQUIRE(j["recommendations"].size() > 0);
+  for (const auto& p : j["recommendations"]) {
+    CHECK(p["fits_memory"] == true);
+    CHECK(p["peak_gib"].get<double>() <= 139.8);
+    const auto& t = p["breakdown_s"];
+    CHECK(p["wall_clock_s"].get<double>() ==
+          Approx(t["compute"].get<double>() + t["optimizer"].get<double>() + t["checkpoints"].get<double>() +
+                 t["evaluation"].get<double>() + t["startup"].get<double>()));
+  }
+}
+
 TEST_CASE("plan --help shows examples", "[planner][cli]") {
   const auto r = run_cli("plan --help");
   CHECK(r.exit_code == 0);
