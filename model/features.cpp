@@ -41,8 +41,8 @@ FeatureMaker::FeatureMaker(const ModelShape& shape, const TierRules& tier, const
     LayerType t;
     t.spec = g.spec;
     t.count = static_cast<int64_t>(g.indices.size());
-    t.plain = plan_layer(tier, g.spec, false, sm);
-    t.masked = plan_layer(tier, g.spec, true, sm);
+    for (int masked = 0; masked < 2; ++masked)
+      for (int wide = 0; wide < 2; ++wide) t.plan[masked][wide] = plan_layer(tier, g.spec, masked == 1, sm, wide == 1);
     types_.push_back(t);
   }
   const auto flops = gemm_flops_per_token(shape);
@@ -75,13 +75,14 @@ StepFeatures FeatureMaker::step(const MicroBatch& batch) const {
   f.x[kGemm] = tokens * gemm_flops_per_token_ * gemm_passes_ / kTera;
   f.expert_tflop = tokens * expert_flops_per_token_ * gemm_passes_ / kTera;
   for (const LayerType& t : types_) {
-    const LayerPlan& plan = masked ? t.masked : t.plain;
+    const LayerPlan& plan = t.at(masked, batch.width);
+    const LayerPlan& plain = t.at(false, batch.width);
     const double per_pair = 4.0 * static_cast<double>(t.spec.num_heads * t.spec.head_dim) * rows *
                             static_cast<double>(t.count) * attention_passes_ / kTera;
     const double work = per_pair * tiled_pairs(t.spec, batch.width, plan.work);
     f.x[plan.backend == Backend::math ? kAttentionMath : kAttention] += work;
-    if (masked && !t.plain.explicit_mask)
-      f.x[kMaskPath] += work - per_pair * tiled_pairs(t.spec, batch.width, t.plain.work);
+    if (masked && !plain.explicit_mask)
+      f.x[kMaskPath] += work - per_pair * tiled_pairs(t.spec, batch.width, plain.work);
   }
   if (num_experts_ > 0) {
     // Distinct experts hit per layer by T routed tokens under uniform routing: E*(1-(1-k/E)^T).
@@ -101,7 +102,7 @@ MemoryFeatures FeatureMaker::memory(const MicroBatch& batch) const {
   m.y[kMemToken] = rows * w * kKiB / kGiB;
   double masks = 0;  // one boolean mask per layer type that has an explicit mask (HF builds one per type)
   for (const LayerType& t : types_) {
-    const LayerPlan& plan = masked ? t.masked : t.plain;
+    const LayerPlan& plan = t.at(masked, batch.width);
     if (plan.explicit_mask) masks += 1;
     if (plan.backend == Backend::math)
       m.y[kMemScore] += rows * static_cast<double>(t.spec.num_heads * t.count) * w * w / kGiB;

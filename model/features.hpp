@@ -76,8 +76,11 @@ class FeatureMaker {
   struct LayerType {
     AttentionSpec spec;
     int64_t count = 0;
-    LayerPlan plain;   // unpadded, unpacked
-    LayerPlan masked;  // padded or packed
+    // [padded or packed][width > window]: a sliding layer whose window covers the width keeps is_causal.
+    LayerPlan plan[2][2];
+    const LayerPlan& at(bool masked, int64_t width) const {
+      return plan[masked ? 1 : 0][spec.window > 0 && width > spec.window ? 1 : 0];
+    }
   };
   const std::vector<LayerType>& layer_types() const { return types_; }
 

@@ -49,6 +49,27 @@ bool parse_backend(const std::string& s, TierRules& t) {
   return true;
 }
 
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (size_t i = 0; i <= s.size(); ++i)
+    if (i == s.size() || s[i] == sep) {
+      parts.push_back(s.substr(start, i - start));
+      start = i + 1;
+    }
+  return parts;
+}
+
+bool parse_extra(const std::string& e, TierRules& t) {
+  if (e == "ce-chunked") t.ce_chunked = true;
+  else if (e == "mask-explicit") t.mask_always = true;
+  else if (e == "gqa-expand") t.gqa = TierRules::Gqa::expand;
+  else if (e == "gqa-native") t.gqa = TierRules::Gqa::native;
+  else if (e == "ckpt") t.recompute = true;
+  else return false;
+  return true;
+}
+
 bool parse_attention(std::string s, TierRules& t) {
   const size_t plus = s.find('+');
   if (plus != std::string::npos) {
@@ -57,10 +78,10 @@ bool parse_attention(std::string s, TierRules& t) {
     s = s.substr(0, plus);
   }
   if (s.rfind("hf-sdpa-", 0) == 0) {
-    t.enable_gqa = false;
+    t.gqa = TierRules::Gqa::expand;
     s = s.substr(8);
   } else if (s.rfind("sdpa-", 0) == 0) {
-    t.enable_gqa = true;
+    t.gqa = TierRules::Gqa::hf;
     s = s.substr(5);
   } else {
     return false;
@@ -82,14 +103,16 @@ bool parse_attention(std::string s, TierRules& t) {
 TierRules tier_from_label(const std::string& label) {
   TierRules t;
   t.label = label;
-  const size_t slash = label.find('/');
-  if (slash == std::string::npos) return t;
-  const std::string experts = label.substr(slash + 1);
+  const std::vector<std::string> parts = split(label, '/');
+  if (parts.size() < 2) return t;
   TierRules parsed = t;
-  if (!parse_attention(label.substr(0, slash), parsed)) return t;
-  if (experts == "loop") parsed.experts = ExpertImpl::loop;
-  else if (experts == "grouped") parsed.experts = ExpertImpl::grouped;
+  if (!parse_attention(parts[0], parsed)) return t;
+  if (parts[1] == "loop") parsed.experts = ExpertImpl::loop;
+  else if (parts[1] == "grouped") parsed.experts = ExpertImpl::grouped;
   else return t;
+  for (size_t i = 2; i < parts.size(); ++i)
+    if (!parse_extra(parts[i], parsed)) return t;
+  parsed.enable_gqa = parsed.gqa == TierRules::Gqa::native;
   parsed.known = true;
   return parsed;
 }
@@ -103,16 +126,18 @@ Backend choose_backend(const AttentionSpec& layer, bool explicit_mask, bool enab
   return Backend::math;
 }
 
-LayerPlan plan_layer(const TierRules& tier, const AttentionSpec& layer, bool padded_or_packed, int sm) {
+LayerPlan plan_layer(const TierRules& tier, const AttentionSpec& layer, bool padded_or_packed, int sm,
+                     bool wider_than_window) {
   LayerPlan p;
-  const bool windowed = layer.window > 0;
-  p.explicit_mask = padded_or_packed || (windowed && !tier.honours_window);
+  const bool windowed = layer.window > 0 && wider_than_window;
+  p.explicit_mask = padded_or_packed || tier.mask_always || (windowed && !tier.honours_window);
+  const bool gqa = tier.gqa == TierRules::Gqa::native || (tier.gqa == TierRules::Gqa::hf && !p.explicit_mask);
   if (!tier.known) {
     // Unknown label: Hugging Face's sdpa semantics (explicit sliding mask, is_causal only when
     // unpadded); one attention rate for all layers, and the mask-path term is left to the data.
     p.backend = Backend::efficient;
   } else {
-    p.backend = tier.auto_backend ? choose_backend(layer, p.explicit_mask, tier.enable_gqa, sm) : tier.forced;
+    p.backend = tier.auto_backend ? choose_backend(layer, p.explicit_mask, gqa, sm) : tier.forced;
   }
   if (p.explicit_mask || p.backend == Backend::math) {
     p.work = (windowed && tier.honours_window && p.backend != Backend::math) ? ScoreWork::causal_window

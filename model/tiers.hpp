@@ -33,9 +33,14 @@ struct TierRules {
   // "auto" lets the SDPA dispatcher choose (rules below); otherwise the one backend enabled.
   bool auto_backend = true;
   Backend forced = Backend::efficient;
-  // Hugging Face's sdpa path expands K/V (repeat_kv) instead of enable_gqa; a direct SDPA caller
-  // passes enable_gqa=true, which changes what the dispatcher may pick.
-  bool enable_gqa = false;
+  // How K/V heads meet the query heads (the harness's tier extras, harness/tier.hpp): `hf` passes
+  // enable_gqa when there is no mask and expands K/V (repeat_kv) when there is one; `expand` always
+  // expands (transformers 5.17 on Gemma-4, traced); `native` always passes enable_gqa.
+  enum class Gqa { hf, expand, native };
+  Gqa gqa = Gqa::hf;
+  bool enable_gqa = false;      // kept for callers; true when gqa == native
+  bool mask_always = false;     // `mask-explicit`: never the is_causal fast path
+  bool ce_chunked = false;      // `ce-chunked`: memory-lean cross-entropy
   // SDPA has no window argument: a sliding layer gets an explicit mask (so no is_causal path and,
   // for a kernel that cannot skip masked tiles, W x W work). A window-aware kernel does W*min(W,window).
   bool honours_window = false;
@@ -44,10 +49,11 @@ struct TierRules {
   int kernel_sm = 0;            // arch the kernels were built for (the seed: sm80 CUTLASS on sm_120); 0 = native
 };
 
-// Parses a label. Grammar: `<frontend>-<backend>[-sm<NN>][+ckpt]/<experts>` where frontend is `sdpa`
-// (direct SDPA calls, enable_gqa) or `hf-sdpa` (Hugging Face's sdpa path, K/V expanded), backend one of
-// auto, efficient, math, flash, cudnn, and experts `loop` or `grouped`. Anything else is unknown
-// (known = false) and is still accepted.
+// Parses a label. The harness's grammar `<attention>/<experts>[/<extra>...]` (attention sdpa-auto,
+// sdpa-flash, sdpa-efficient, sdpa-cudnn, sdpa-math; experts loop or grouped; extras ce-chunked,
+// mask-explicit, gqa-expand, gqa-native), plus `hf-sdpa-<backend>[-sm<NN>][+ckpt]/<experts>` for
+// Hugging Face stacks with a forced backend built for an older arch (the seed's sm80 CUTLASS kernels on
+// sm_120). Anything else is unknown (known = false) and is still accepted.
 TierRules tier_from_label(const std::string& label);
 
 // What one attention layer does for one micro-batch.
@@ -64,7 +70,9 @@ struct LayerPlan {
 Backend choose_backend(const AttentionSpec& layer, bool explicit_mask, bool enable_gqa, int sm);
 
 // The plan of one layer: explicit mask when the batch is padded or packed, or the layer has a window
-// the kernel cannot be told about; work from the backend and the mask.
-LayerPlan plan_layer(const TierRules& tier, const AttentionSpec& layer, bool padded_or_packed, int sm);
+// shorter than the width that the kernel cannot be told about (transformers' sdpa mask logic: a
+// sliding layer whose window covers the width keeps is_causal); work from the backend and the mask.
+LayerPlan plan_layer(const TierRules& tier, const AttentionSpec& layer, bool padded_or_packed, int sm,
+                     bool wider_than_window = true);
 
 }  // namespace stepcast::model

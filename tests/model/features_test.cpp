@@ -39,17 +39,22 @@ TEST_CASE("the SDPA dispatcher rules of DESIGN.md", "[tiers]") {
 TEST_CASE("tier labels", "[tiers]") {
   struct Case {
     std::string label;
-    bool known, auto_backend, gqa, recompute;
+    bool known, auto_backend;
+    sm::TierRules::Gqa gqa;
+    bool recompute;
     sm::ExpertImpl experts;
     int kernel_sm;
   };
   auto c = GENERATE(values<Case>({
-      {"sdpa-auto/grouped", true, true, true, false, sm::ExpertImpl::grouped, 0},
-      {"hf-sdpa-efficient-sm80/loop", true, false, false, false, sm::ExpertImpl::loop, 80},
-      {"sdpa-math+ckpt/loop", true, false, true, true, sm::ExpertImpl::loop, 0},
-      {"sdpa/grouped_mm", false, true, false, false, sm::ExpertImpl::loop, 0},
-      {"hf-sdpa-turbo/loop", false, true, false, false, sm::ExpertImpl::loop, 0},
-      {"anything at all", false, true, false, false, sm::ExpertImpl::loop, 0},
+      {"sdpa-auto/grouped", true, true, sm::TierRules::Gqa::hf, false, sm::ExpertImpl::grouped, 0},
+      {"sdpa-auto/grouped/gqa-expand", true, true, sm::TierRules::Gqa::expand, false, sm::ExpertImpl::grouped, 0},
+      {"sdpa-efficient/loop/gqa-native", true, false, sm::TierRules::Gqa::native, false, sm::ExpertImpl::loop, 0},
+      {"hf-sdpa-efficient-sm80/loop", true, false, sm::TierRules::Gqa::expand, false, sm::ExpertImpl::loop, 80},
+      {"sdpa-math+ckpt/loop", true, false, sm::TierRules::Gqa::hf, true, sm::ExpertImpl::loop, 0},
+      {"sdpa-auto/grouped/bogus", false, true, sm::TierRules::Gqa::hf, false, sm::ExpertImpl::loop, 0},
+      {"sdpa/grouped_mm", false, true, sm::TierRules::Gqa::hf, false, sm::ExpertImpl::loop, 0},
+      {"hf-peft/sdpa-grouped_mm", false, true, sm::TierRules::Gqa::hf, false, sm::ExpertImpl::loop, 0},
+      {"anything at all", false, true, sm::TierRules::Gqa::hf, false, sm::ExpertImpl::loop, 0},
   }));
   const auto t = sm::tier_from_label(c.label);
   INFO(c.label);
@@ -57,7 +62,7 @@ TEST_CASE("tier labels", "[tiers]") {
   CHECK(t.known == c.known);
   if (!c.known) return;
   CHECK(t.auto_backend == c.auto_backend);
-  CHECK(t.enable_gqa == c.gqa);
+  CHECK(t.gqa == c.gqa);
   CHECK(t.recompute == c.recompute);
   CHECK(t.experts == c.experts);
   CHECK(t.kernel_sm == c.kernel_sm);
@@ -109,6 +114,17 @@ TEST_CASE("features scale with the shape's work", "[features]") {
   }
 }
 
+TEST_CASE("a sliding layer whose window covers the width keeps is_causal", "[features]") {
+  const auto shape = stepcast::cli::load_model("gemma-4-26b-a4b");
+  const sm::FeatureMaker f(shape, sm::tier_from_label("sdpa-auto/grouped/gqa-expand"), sm::gpu_info("NVIDIA H200"));
+  for (const auto& t : f.layer_types()) {
+    INFO(t.spec.type);
+    CHECK_FALSE(t.at(false, 1024).explicit_mask);
+    CHECK(t.at(true, 1024).explicit_mask);
+    CHECK(t.at(false, 2048).explicit_mask == (t.spec.window > 0));
+  }
+}
+
 TEST_CASE("a window-honouring kernel does W*min(W, window)", "[features]") {
   const auto shape = stepcast::cli::load_model("gemma-4-26b-a4b");
   auto tier = sm::tier_from_label("sdpa-auto/grouped");
@@ -128,7 +144,7 @@ TEST_CASE("memory: weights from the shape, table sums to the peak", "[memory]") 
   const auto shape = stepcast::cli::load_model("gemma-4-26b-a4b");
   sm::Coefficients c;
   c.gpu = "NVIDIA H200";
-  c.tier = "sdpa-auto/grouped";
+  c.tier = "sdpa-auto/grouped/gqa-native";
   c.memory[sm::kMemFixed] = {2.0, 0, true, ""};
   c.memory[sm::kMemToken] = {800.0, 0, true, ""};
   c.memory[sm::kMemMask] = {1.0, 0, true, ""};
@@ -139,7 +155,7 @@ TEST_CASE("memory: weights from the shape, table sums to the peak", "[memory]") 
   const auto b = batch({4096, 3000}, 4096);
   const auto table = m.memory_table(b);
   CHECK(table.total_gib() == Approx(m.peak_gib(b)).epsilon(1e-6));
-  // sdpa-auto with enable_gqa: padded global layers (512-wide) fall to math and materialise W x W.
+  // sdpa-auto with enable_gqa always: padded global layers (512-wide) fall to math and materialise W x W.
   bool scores = false;
   for (const auto& item : table.items)
     if (item.name == "math_attention_scores") scores = item.bytes > 0;
