@@ -13,6 +13,7 @@
 
 #include "catch.hpp"
 #include "cli_runner.hpp"
+#include "temp_file.hpp"
 
 using nlohmann::json;
 using stepcast::testing::run_cli;
@@ -147,4 +148,25 @@ TEST_CASE("the seed's findings read as diagnosis lines", "[kernels][golden]") {
                              "(fmha_cutlassF_bf16_aligned_32x128_gmem_sm80: 21.3 % of device time)"));
   CHECK_THAT(r.out, Contains("29 kernel launches per step (1 step from ProfilerStep markers)"));
   CHECK_THAT(r.out, Contains("dense GEMM 10.6 % of device time"));
+}
+
+TEST_CASE("golden: a real CPU-only trace from Debian's LibTorch 1.13", "[kernels][golden]") {
+  // tests/data/traces/make_libtorch_trace.cpp wrote it: the legacy profiler's JSON Array Format, string
+  // pids, no cat, no deviceProperties. Nothing ran on a device, and the tool says so.
+  golden("kernels " + kTraces + "libtorch_cpu.json", "libtorch_cpu.expected.json");
+  const auto r = run_cli("kernels " + kTraces + "libtorch_cpu.json --format json");
+  REQUIRE(r.exit_code == 0);
+  const json j = json::parse(r.out);
+  CHECK(j["device_time_s"] == 0.0);
+  CHECK(j["kernels"].empty());
+  REQUIRE(j["diagnostics"].size() == 1);
+  CHECK(j["diagnostics"][0]["kind"] == "no_device_activity");
+  // Cut anywhere, it is bad input with the offset.
+  std::ifstream in(kTraces + "libtorch_cpu.json");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const stepcast::testing::TempFile cut(ss.str().substr(0, 20000), ".json");
+  const auto bad = run_cli("kernels " + cut.path());
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("byte 20000: unexpected end of file") != std::string::npos);
 }
