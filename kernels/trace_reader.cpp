@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <unordered_map>
 #include <unordered_set>
@@ -252,6 +253,10 @@ class ChromeTraceParser {
   // --- numbers and literals ----------------------------------------------------------------------
   // `first` is the number's first character, already consumed.
   double read_number(char first) {
+    if (first == '-' && (p_ != end_ || refill()) && *p_ == 'I') {
+      read_literal(*p_++);
+      return -std::numeric_limits<double>::infinity();
+    }
     char tok[64];
     size_t n = 0;
     tok[n++] = first;
@@ -271,8 +276,10 @@ class ChromeTraceParser {
       fail("malformed number '" + std::string(tok, n) + "'");
     return first == '-' ? -v : v;
   }
+  // true, false, null; and NaN, Infinity, -Infinity, which Python's json writes and reads (so a trace
+  // that json.load accepts is read here too).
   void read_literal(char first) {
-    const char* word = first == 't' ? "true" : first == 'f' ? "false" : "null";
+    const char* word = first == 't' ? "true" : first == 'f' ? "false" : first == 'n' ? "null" : first == 'N' ? "NaN" : "Infinity";
     for (const char* w = word + 1; *w != 0; ++w)
       if (get("a literal") != *w) {
         --p_;
@@ -287,7 +294,7 @@ class ChromeTraceParser {
       case '"': read_string(nullptr); return;
       case '{': skip_object(depth); return;
       case '[': skip_array(depth); return;
-      case 't': case 'f': case 'n': read_literal(first); return;
+      case 't': case 'f': case 'n': case 'N': case 'I': read_literal(first); return;
       default:
         if (first == '-' || (first >= '0' && first <= '9')) {
           read_number(first);

@@ -97,6 +97,18 @@ TEST_CASE("the JSON Array Format and a trace without devices are read", "[kernel
   CHECK(t.steps == 0);
 }
 
+TEST_CASE("NaN and Infinity, which Python's json accepts, are accepted in values the reader skips", "[kernels][reader]") {
+  const stepcast::testing::TempFile f(
+      "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1, \"dur\": 4, "
+      "\"args\": {\"blocks per SM\": Infinity, \"warps per SM\": -Infinity, \"occupancy\": NaN}}]}",
+      ".json");
+  const KernelTable t = read_kernel_table(f.path());
+  REQUIRE(t.kernels.size() == 1);
+  CHECK(t.kernels[0].time_s == Approx(4e-6));
+  const stepcast::testing::TempFile bad("{\"traceEvents\": [], \"x\": Inf}", ".json");
+  CHECK_THAT(error_of(bad.path()), Contains("malformed literal (expected Infinity)"));
+}
+
 TEST_CASE("malformed traces name the byte offset of the problem", "[kernels][reader]") {
   struct Case {
     std::string text;
