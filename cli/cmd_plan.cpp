@@ -70,7 +70,7 @@ Scenario scenario_with_overrides(const PlanOptions& o) {
   return s;
 }
 
-planner::Corpus load_corpus(const CorpusSource& c, std::string& description) {
+planner::Corpus read_corpus(const CorpusSource& c, std::string& description) {
   if (c.synthetic) {
     description = "synthetic (seed " + std::to_string(c.synthetic->seed) + ")";
     return planner::generate_synthetic(*c.synthetic);
@@ -81,6 +81,12 @@ planner::Corpus load_corpus(const CorpusSource& c, std::string& description) {
   }
   description = c.file;
   return load_corpus_file(c.file);
+}
+
+planner::Corpus load_corpus(const CorpusSource& c, std::string& description) {
+  planner::Corpus corpus = read_corpus(c, description);
+  if (corpus.size() == 0) throw InputError(description + ": the corpus has no samples. Violated constraint: at least one");
+  return corpus;
 }
 
 std::unique_ptr<model::StepPredictor> make_predictor(const Scenario& s, std::string& description) {

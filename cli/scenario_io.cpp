@@ -9,6 +9,8 @@ namespace stepcast::cli {
 namespace {
 
 constexpr int64_t kSchemaVersion = 1;
+// A corpus is held in memory as int32 lengths: 10^9 samples would be 4 GB; beyond is surely a typo.
+constexpr int64_t kMaxSamples = 1'000'000'000;
 
 std::string key_path(const MapReader& r, const std::string& key) {
   return r.path().empty() ? key : r.path() + "." + key;
@@ -72,6 +74,9 @@ planner::SyntheticSpec read_synthetic(MapReader& r, Diagnostics& d) {
   planner::SyntheticSpec spec;
   int64_t seed = 1;
   r.read("samples", spec.samples, true, 1);
+  if (spec.samples > kMaxSamples)
+    r.problem(r.node("samples"), r.path() + ".samples = " + std::to_string(spec.samples) +
+                                     ". Violated constraint: <= " + std::to_string(kMaxSamples));
   if (r.read("seed", seed, false, 0)) spec.seed = static_cast<uint64_t>(seed);
   r.read("min_length", spec.min_length, false, 1);
   r.read("max_length", spec.max_length, false, 1);
@@ -110,6 +115,7 @@ void read_corpus(MapReader& top, Scenario& s, Diagnostics& d) {
       planner::HistogramBin b;
       bin.read("length", b.length, true, 1);
       bin.read("count", b.count, true, 0);
+      if (b.count > kMaxSamples) bin.problem(bin.path() + ".count. Violated constraint: <= " + std::to_string(kMaxSamples));
       if (b.length > INT32_MAX) bin.problem(bin.path() + ".length. Violated constraint: <= 2147483647");
       s.corpus.histogram.push_back(b);
     });

@@ -40,9 +40,12 @@ std::vector<int32_t> identity_order(int64_t n) {
   return order;
 }
 
-// Stable counting sort by length: lengths are bounded by max_length, so O(n + max_length), no compare sort.
-std::vector<int32_t> sorted_order(const std::vector<int32_t>& lengths, int32_t max_length) {
-  std::vector<int64_t> start(static_cast<size_t>(max_length) + 2, 0);
+// Stable counting sort by length: lengths are bounded by the longest (truncated) sample, so
+// O(n + longest), no compare sort.
+std::vector<int32_t> sorted_order(const std::vector<int32_t>& lengths) {
+  int32_t longest = 0;
+  for (int32_t l : lengths) longest = std::max(longest, l);
+  std::vector<int64_t> start(static_cast<size_t>(longest) + 2, 0);
   for (int32_t l : lengths) ++start[static_cast<size_t>(l) + 1];
   for (size_t i = 1; i < start.size(); ++i) start[i] += start[i - 1];
   std::vector<int32_t> order(lengths.size());
@@ -83,7 +86,7 @@ void build_padded(const BatchingSpec& spec, const std::vector<int32_t>& lengths,
   const auto n = static_cast<int64_t>(lengths.size());
   const auto max_length = static_cast<int32_t>(spec.max_length);
   const bool sorted = spec.policy == Policy::sorted_buckets || spec.policy == Policy::bucket_to_pair;
-  std::vector<int32_t> order = sorted ? sorted_order(lengths, max_length) : identity_order(n);
+  std::vector<int32_t> order = sorted ? sorted_order(lengths) : identity_order(n);
   std::vector<Chunk> chunks;
   chunks.reserve(static_cast<size_t>(n / spec.micro_batch + 1));
   Rng rng(spec.seed);
@@ -106,7 +109,7 @@ void build_packed(const BatchingSpec& spec, const std::vector<int32_t>& lengths,
   s.packed = true;
   const auto max_length = static_cast<int32_t>(spec.max_length);
   std::vector<int64_t> row_doc_begin;  // rows own samples [row_doc_begin[r], row_doc_begin[r+1])
-  int32_t fill = max_length + 1;       // forces a new row for the first sample
+  int64_t fill = int64_t{max_length} + 1;  // forces a new row for the first sample
   for (size_t i = 0; i < lengths.size(); ++i) {
     if (fill + lengths[i] > max_length) {
       row_doc_begin.push_back(static_cast<int64_t>(i));

@@ -127,7 +127,7 @@ TEST_CASE("a corpus given on the command line replaces the scenario's", "[planne
   CHECK_FALSE(b.contains("roots_per_window"));
 }
 
-TEST_CASE("--report writes one self-contained HTML file with four SVG charts", "[planner][cli][report]") {
+TEST_CASE("the HTML report is one self-contained file with four SVG charts", "[planner][cli][report]") {
   TempFile html("", ".html");
   const auto r = run_cli("plan " + kSeed + " --report " + html.path());
   REQUIRE(r.exit_code == 0);
