@@ -2,24 +2,25 @@
 """Fidelity check of the harness's default tier against the real stack the bar names: Hugging Face
 transformers + peft, attn_implementation="sdpa", LoRA r=16 on q,k,v,o + dense gate,up,down (205 modules
 on Gemma-4 26B-A4B), gradient checkpointing, bf16 random weights built directly on the GPU (no host copy).
-Times forward + backward with CUDA events (1 warm-up, N timed, median) at the shapes given and appends
+Times forward + backward with CUDA events (HF_WARMUP warm-ups, HF_REPS timed, median) at the shapes given and appends
 Contract-1 records with tier "hf-peft/<attn>-<experts>" so `stepcast predict`/`drift` can read them.
 
 usage: hf_fidelity.py CONFIG.json OUT.jsonl RxW[:PAD] ...   (run on the GPU machine)
 """
 import json
+import os
 import statistics
 import sys
 import time
 
-import os
 
 import peft
 import torch
 import transformers
 from transformers import Gemma4ForCausalLM, Gemma4TextConfig
 
-REPS = 2
+REPS = int(os.environ.get("HF_REPS", "2"))
+WARMUP = int(os.environ.get("HF_WARMUP", "1"))
 TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
 
 
@@ -121,9 +122,10 @@ def main():
                   "torch_version": torch.__version__, "transformers_version": transformers.__version__,
                   "peft_version": peft.__version__, "lora_modules": info["lora_modules"],
                   "experts_implementation": info["experts_implementation"],
-                  "attn_implementation": info["attn_implementation"], "warmup": 1, "repetitions": REPS}
+                  "attn_implementation": info["attn_implementation"], "warmup": WARMUP, "repetitions": REPS}
         try:
-            step(model, ids, mask, labels)
+            for _ in range(WARMUP):
+                step(model, ids, mask, labels)
             torch.cuda.synchronize()
             torch.cuda.reset_peak_memory_stats()
             times = []
