@@ -71,7 +71,8 @@ class Model {
   Model(const Model&) = delete;
   Model& operator=(const Model&) = delete;
 
-  // Mean CE over kept tokens; the graph is kept for backward.
+  // Mean CE over kept tokens; the graph is kept for backward. Run that backward before the next forward of
+  // this model: the checkpointed segments (and the masks they recompute with) live in the model until then.
   torch::Tensor loss(const Batch& batch, const Tier& tier);
   // One forward + backward (gradients accumulate into the adapters). Returns the loss, detached.
   torch::Tensor step(const Batch& batch, const Tier& tier);
