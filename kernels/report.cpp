@@ -126,6 +126,27 @@ void add_attention_tiers(Report& r) {
   r.diagnostics.push_back({"attention_tiers", msg, r.categories["attention"].share});
 }
 
+// GEMMs on CUDA cores in fp32 (cuBLAS "ffma", CUTLASS "simt_sgemm"): no tensor cores. On the harness's H200
+// tables (sdpa-auto vs sdpa-efficient, Gemma-4 at 2x4096) these kernels and the fp32 softmax vanished when the
+// math attention tier did, so in a bf16 model they usually are the attention scores computed on the math tier.
+void add_fp32_gemm(Report& r) {
+  double time = 0;
+  for (const auto& k : r.kernels) {
+    if (k.cls.category != "gemm") continue;
+    const std::string& n = k.stat.name;
+    if (n.find("ffma") != std::string::npos || n.find("simt_sgemm") != std::string::npos ||
+        n.find("f32f32_f32f32_f32") != std::string::npos)
+      time += k.stat.time_s;
+  }
+  if (time <= 0) return;
+  r.diagnostics.push_back({"fp32_gemm",
+                           "GEMMs in fp32 on CUDA cores (ffma / simt sgemm, no tensor cores) take " +
+                               percent(share_of(time, r.device_time_s)) +
+                               " % of device time; in a bf16 model that is usually attention on the math tier "
+                               "(scores and softmax in fp32), counted under gemm",
+                           share_of(time, r.device_time_s)});
+}
+
 void add_shares(Report& r) {
   const Share& att = r.categories["attention"];
   std::string msg = "attention " + percent(att.share) + " % of device time";
@@ -187,6 +208,7 @@ Report analyze(KernelTable table, const AnalyzeOptions& options) {
   }
   add_older_arch(r);
   add_fallback_tier(r);
+  add_fp32_gemm(r);
   add_launch_bound(r, options);
   add_shares(r);
   add_attention_tiers(r);

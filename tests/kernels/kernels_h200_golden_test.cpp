@@ -80,3 +80,19 @@ TEST_CASE("real H200 tables: padding's largest change is the attention backward"
   CHECK(j["changes"][0]["delta_s"].get<double>() > 0.1);  // 182.9 ms -> 323.5 ms in the measured table
   CHECK(j["category_changes"][0]["name"] == "attention backward");
 }
+
+TEST_CASE("real H200 tables: the math tier's fp32 GEMMs are named, and vanish on the efficient tier", "[kernels][golden][h200]") {
+  const std::string dir = STEPCAST_SCENARIOS "/measurements/h200-gemma-4-26b-a4b.kernels/";
+  const auto share_of = [](const std::string& path) {
+    const auto r = run_cli("kernels " + path + " --format json");
+    REQUIRE(r.exit_code == 0);
+    const json j = json::parse(r.out);
+    for (const auto& d : j["diagnostics"])
+      if (d["kind"] == "fp32_gemm") return d["share"].get<double>();
+    return 0.0;
+  };
+  const double math = share_of(dir + "kernels_sdpa-auto_grouped_2x4096_4096_4096.jsonl");
+  const double efficient = share_of(dir + "kernels_sdpa-efficient_grouped_2x4096_4096_4096.jsonl");
+  CHECK(math > 0.15);       // 2x4096 with enable_gqa: the 512-wide global layers on the math tier
+  CHECK(efficient < 0.05);  // the same batch on the CUTLASS efficient tier
+}
