@@ -49,7 +49,7 @@ TEST_CASE("the JSON output has the fields the issue fixes", "[kernels][cli]") {
   CHECK_FALSE(j.contains("changes"));
 }
 
-TEST_CASE("--vs sorts the changes by size and names the attention backward first", "[kernels][cli]") {
+TEST_CASE("kernels --vs sorts the changes by size and names the attention backward first", "[kernels][cli]") {
   const auto r = run_cli("kernels " + kTraces + "h200_unpadded.json.gz --vs " + kTraces + "h200_padded.json.gz --format json");
   REQUIRE(r.exit_code == 0);
   const json j = json::parse(r.out);
