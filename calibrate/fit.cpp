@@ -193,6 +193,7 @@ struct SelectionInput {
   std::vector<int> core;        // always fitted (the shape's own work), if exercised
   std::vector<int> optional;    // tested one by one
   std::vector<bool> exercised;  // feature non-zero somewhere
+  std::vector<double> prior;    // per term; > 0: a prior pulls it (always fitted, identifiable through the prior)
   Eigen::MatrixXd design;       // points x terms (scaled like the residuals), for collinearity
   int points = 0;
   int priors = 0;
@@ -207,7 +208,18 @@ Selection select_terms(const SelectionInput& in) {
   sel.active.assign(n, false);
   sel.reason.assign(n, "");
   std::vector<int> cols;
-  for (int j : in.core) {
+  std::vector<int> core = in.core;
+  for (size_t j = 0; j < n; ++j)
+    if (!in.prior.empty() && in.prior[j] > 0 && std::find(core.begin(), core.end(), static_cast<int>(j)) == core.end())
+      core.push_back(static_cast<int>(j));
+  for (int j : core) {
+    if (!in.prior.empty() && in.prior[j] > 0) {
+      sel.active[j] = true;
+      sel.reason[j] = "prior: fitted with a prior at " + fmt(in.prior[j]) +
+                      (in.exercised[j] ? "" : " (no record exercises it: the prior's value)");
+      if (in.exercised[j]) cols.push_back(j);
+      continue;
+    }
     if (!in.exercised[j]) {
       sel.reason[j] = "not selected: no record exercises it (its feature is 0 in every record)";
       continue;
@@ -227,10 +239,12 @@ Selection select_terms(const SelectionInput& in) {
     sel.reason[j] = "core: the shape's own work, always fitted";
   }
   sel.solved = in.solve(sel.active);
-  int k = static_cast<int>(cols.size());
+  int k = 0;
+  for (size_t j = 0; j < n; ++j) k += sel.active[j] ? 1 : 0;
   double current_bic = bic(sel.solved.rss, in.points, k);
   std::vector<int> remaining;
   for (int j : in.optional) {
+    if (sel.active[j]) continue;
     if (!in.exercised[j]) {
       sel.reason[j] = "not selected: no record exercises it (its feature is 0 in every record)";
       continue;
@@ -350,8 +364,16 @@ void fit_step(const model::FeatureMaker& maker, const std::vector<Record>& recor
       in.design(i, j) = f[i].x[j] / scale[i];
       if (f[i].x[j] > 0) in.exercised[j] = true;
     }
-  // The streaming floor differs from a fixed cost only where fewer than all experts are hit; test it as
-  // its own column (collinear with `fixed` when every record hits every expert).
+  // The streaming floor differs from a fixed cost only where fewer than all experts are hit: when every
+  // record hits (nearly) every expert, B is the same everywhere and the floor is a fixed cost minus a
+  // slope, which a handful of points would happily use to bend the GEMM rate. Test it only where the
+  // streamed bytes vary (by more than 2 %) between records.
+  double b_min = 1e300, b_max = 0;
+  for (const auto& fi : f) {
+    b_min = std::min(b_min, fi.x[model::kExpertStream]);
+    b_max = std::max(b_max, fi.x[model::kExpertStream]);
+  }
+  if (b_max <= 0 || b_min > 0.98 * b_max) in.exercised[model::kExpertStream] = false;
   in.points = points;
   in.min_t_ratio = o.min_t_ratio;
   in.residual_unit = o.residuals == "relative" ? "(relative)" : "s";
@@ -377,6 +399,8 @@ void fit_step(const model::FeatureMaker& maker, const std::vector<Record>& recor
     for (size_t c = 0; c < cols.size(); ++c) typical = std::max(typical, std::abs(sol(static_cast<Eigen::Index>(c))));
     for (size_t c = 0; c < cols.size(); ++c)
       init[cols[c]] = std::max(sol(static_cast<Eigen::Index>(c)), 1e-3 * typical + 1e-12);
+    for (int j = 0; j < kStepTerms; ++j)
+      if (active[j] && !prior.empty() && prior[j] > 0) init[j] = prior[j];
     if (active[model::kExpertStream]) {
       double ratio = 0;
       for (int i = 0; i < points; ++i)
@@ -396,6 +420,8 @@ void fit_step(const model::FeatureMaker& maker, const std::vector<Record>& recor
     }
     return rss;
   };
+  in.prior = prior;
+  for (double p : prior) in.priors += p > 0 ? 1 : 0;
   in.solve = [&](const std::vector<bool>& active) {
     return solve(
         initial(active), active, prior, o.prior_rel_sigma, kStepNoiseRel,
@@ -407,7 +433,6 @@ void fit_step(const model::FeatureMaker& maker, const std::vector<Record>& recor
         },
         rss_of);
   };
-  in.priors = 0;
   const Selection sel = select_terms(in);
   auto& coeffs = report.coefficients;
   coeffs.points = points;
@@ -508,8 +533,12 @@ void fit_peak(const model::FeatureMaker& maker, const std::vector<Record>& recor
     }
     return rss;
   };
+  in.prior = prior;
+  for (double p : prior) in.priors += p > 0 ? 1 : 0;
   in.solve = [&](const std::vector<bool>& active) {
     std::vector<double> init(kMemoryTerms, 1.0);
+    for (int j = 0; j < kMemoryTerms; ++j)
+      if (!prior.empty() && prior[j] > 0) init[j] = prior[j];
     return solve(
         init, active, prior, o.prior_rel_sigma, kPeakNoiseGib,
         [&](ceres::Problem& problem, std::vector<double>& m) {
@@ -572,7 +601,13 @@ FitReport fit(const model::ModelShape& shape, const std::vector<Record>& records
   c.tool_version = options.tool_version;
   c.date = options.date.empty() ? now_utc() : options.date;
   c.loss = options.loss;
-  if (options.prior) c.lora_rank = options.prior->lora_rank;
+  if (options.prior) {
+    c.lora_rank = options.prior->lora_rank;
+    c.prior = options.prior_name.empty() ? "given" : options.prior_name;
+    report.notes.push_back("prior: " + c.prior + " (" + options.prior->gpu + ", tier " + options.prior->tier +
+                           ", " + std::to_string(options.prior->points) + " points), each coefficient ±" +
+                           fmt(options.prior_rel_sigma * 100) + " % against 1 % step noise");
+  }
   const model::TierRules tier = model::tier_from_label(c.tier);
   const model::FeatureMaker maker(shape, tier, model::gpu_info(c.gpu), c.lora_rank);
   if (!tier.known)

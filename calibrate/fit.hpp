@@ -24,6 +24,7 @@ struct FitOptions {
   // Priors: coefficients of the same GPU to regularise toward (a Gaussian residual per term with a
   // relative sigma), so that a handful of points cannot fling a rate far from what the GPU does.
   std::optional<model::Coefficients> prior;
+  std::string prior_name;        // where the prior came from, for provenance
   double prior_rel_sigma = 0.5;
   bool verbose = false;
 };

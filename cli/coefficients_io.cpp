@@ -71,6 +71,7 @@ model::Coefficients load_coefficients(const std::string& path) {
   r.read("date", c.date, true);
   r.read_choice("loss", c.loss, {"none", "huber", "cauchy"}, false);
   r.read("lora_rank", c.lora_rank, false, 0);
+  r.read("prior", c.prior, false);
   r.read("step_rms_rel", c.step_rms_rel, false, -1e-300);
   r.read("peak_rms_gib", c.peak_rms_gib, false, -1e-300);
   read_terms(r, "step", model::step_term_names(), c.step);
@@ -91,6 +92,7 @@ nlohmann::json coefficients_json(const model::Coefficients& c) {
   j["date"] = c.date;
   j["loss"] = c.loss;
   j["lora_rank"] = c.lora_rank;
+  j["prior"] = c.prior;
   j["step_rms_rel"] = c.step_rms_rel;
   j["peak_rms_gib"] = c.peak_rms_gib;
   auto terms = [](const auto& names, const auto& values) {
@@ -122,6 +124,7 @@ std::string coefficients_yaml(const model::Coefficients& c) {
   out << YAML::Key << "date" << YAML::Value << c.date;
   out << YAML::Key << "loss" << YAML::Value << c.loss;
   out << YAML::Key << "lora_rank" << YAML::Value << c.lora_rank;
+  if (!c.prior.empty()) out << YAML::Key << "prior" << YAML::Value << c.prior;
   out << YAML::Key << "step_rms_rel" << YAML::Value << c.step_rms_rel;
   out << YAML::Key << "peak_rms_gib" << YAML::Value << c.peak_rms_gib;
   emit_terms(out, "step", model::step_term_names(), c.step);

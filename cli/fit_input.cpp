@@ -1,10 +1,48 @@
 #include "cli/fit_input.hpp"
 
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+
 #include "cli/coefficients_io.hpp"
 #include "cli/model_config.hpp"
 #include "model/errors.hpp"
 
 namespace stepcast::cli {
+
+std::string find_prior(const std::string& model, const std::string& gpu, const std::string& tier) {
+  namespace fs = std::filesystem;
+  const char* env = std::getenv("STEPCAST_COEFFICIENTS_DIR");
+#ifdef STEPCAST_MODELS_DIR
+  const fs::path shipped = fs::path(STEPCAST_MODELS_DIR).parent_path() / "coefficients";
+#else
+  const fs::path shipped = "scenarios/coefficients";
+#endif
+  const fs::path dir = env != nullptr && *env != 0 ? fs::path(env) : shipped;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return "";
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.path().extension() == ".yaml") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  std::string best;
+  int64_t best_score = -1;
+  for (const auto& f : files) {
+    model::Coefficients c;
+    try {
+      c = load_coefficients(f.string());
+    } catch (const Error&) {
+      continue;  // not a coefficient file (or a broken one): never a prior
+    }
+    if (c.model != model || c.gpu != gpu) continue;
+    const int64_t score = (c.tier == tier ? 1000000 : 0) + c.points;
+    if (score > best_score) {
+      best_score = score;
+      best = f.string();
+    }
+  }
+  return best;
+}
 
 void add_fit_input_options(CLI::App* cmd, FitInputOptions& o) {
   cmd->add_option("--measurements", o.measurements, "Contract-1 records (JSON Lines)")->required();
@@ -20,7 +58,10 @@ void add_fit_input_options(CLI::App* cmd, FitInputOptions& o) {
   cmd->add_option("--residuals", o.residuals, "Step residuals: relative (every record weighs the same) or absolute (seconds)")
       ->check(CLI::IsMember({"relative", "absolute"}))
       ->default_str("relative");
-  cmd->add_option("--prior", o.prior, "Coefficient file of the same GPU to regularise toward (few points)");
+  cmd->add_option("--prior", o.prior,
+                  "Regularise toward a coefficient file: auto (the shipped file of the same model and GPU, if any), "
+                  "none, or a path")
+      ->default_str("auto");
   cmd->add_option("--prior-sigma", o.prior_sigma, "Relative standard deviation of each prior coefficient")
       ->check(CLI::PositiveNumber)
       ->default_str("0.5");
@@ -43,7 +84,12 @@ FitInput load_fit_input(const FitInputOptions& o, const std::string& tool_versio
   in.options.residuals = o.residuals;
   in.options.tool_version = tool_version;
   in.options.prior_rel_sigma = o.prior_sigma;
-  if (!o.prior.empty()) in.options.prior = load_coefficients(o.prior);
+  std::string prior = o.prior;
+  if (prior == "auto") prior = find_prior(in.records.front().model, in.records.front().gpu, in.records.front().tier);
+  if (!prior.empty() && prior != "none") {
+    in.options.prior = load_coefficients(prior);
+    in.options.prior_name = prior;
+  }
   return in;
 }
 

@@ -20,7 +20,9 @@ struct FitInputOptions {
   std::string loss = "none";
   double loss_scale = 0.05;
   std::string residuals = "relative";
-  std::string prior;        // a coefficient file of the same GPU to regularise toward
+  // "auto": the shipped coefficient file of the same model and GPU (same tier first) under
+  // scenarios/coefficients/ ($STEPCAST_COEFFICIENTS_DIR overrides), if any; "none"; or a path.
+  std::string prior = "auto";
   double prior_sigma = 0.5;
 };
 
@@ -32,5 +34,8 @@ struct FitInput {
 
 void add_fit_input_options(CLI::App* cmd, FitInputOptions& o);
 FitInput load_fit_input(const FitInputOptions& o, const std::string& tool_version);
+
+// The auto prior's choice for records of this model, GPU and tier: a path, or empty.
+std::string find_prior(const std::string& model, const std::string& gpu, const std::string& tier);
 
 }  // namespace stepcast::cli

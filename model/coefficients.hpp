@@ -27,6 +27,7 @@ struct Coefficients {
   std::string date;            // ISO 8601, UTC
   std::string loss = "none";   // robust loss of the fit: none, huber, cauchy
   int64_t lora_rank = 16;
+  std::string prior;           // the coefficient file the fit was regularised toward; empty = none
   // The fit.
   std::array<Term, kStepTerms> step{};
   std::array<Term, kMemoryTerms> memory{};

@@ -65,7 +65,7 @@ struct LayerPlan {
 
 // The SDPA dispatcher's choice (PyTorch 2.x priority on sm90+: cuDNN, flash, efficient, math), from
 // the facts in DESIGN.md: flash rejects explicit masks and head_dim > 256; efficient takes masks and
-// head_dim 512 but not enable_gqa with a mask; cuDNN takes masks, head_dim <= 256 on sm90 (<= 128 on
+// head_dim 512 but not enable_gqa; cuDNN takes masks, head_dim <= 256 on sm90 (<= 128 on
 // sm120), not before sm90; math takes everything.
 Backend choose_backend(const AttentionSpec& layer, bool explicit_mask, bool enable_gqa, int sm);
 

@@ -23,7 +23,7 @@ struct SeedCoefficients {
   std::string path = temp_path("stepcast_seed_coeffs_");
   SeedCoefficients() {
     std::filesystem::remove(path);
-    const auto r = run_cli("calibrate --measurements " + kSeed + " --out " + path);
+    const auto r = run_cli("calibrate --measurements " + kSeed + " --prior none --out " + path);
     REQUIRE(r.exit_code == 0);
   }
   ~SeedCoefficients() { std::filesystem::remove(path); }
@@ -42,16 +42,16 @@ TEST_CASE("every command has --help with examples", "[cli]") {
 TEST_CASE("calibrate prints terms with reasons and never overwrites without --force", "[cli]") {
   const std::string out = temp_path("stepcast_calibrate_out_");
   std::filesystem::remove(out);
-  auto r = run_cli("calibrate --measurements " + kSeed + " --out " + out);
+  auto r = run_cli("calibrate --measurements " + kSeed + " --prior none --out " + out);
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("gemm_s_per_tflop") != std::string::npos);
   CHECK(r.out.find("fixed_s") != std::string::npos);
   CHECK(r.out.find("seed-sm120.jsonl:5") != std::string::npos);  // residual per record, by line
   CHECK(std::filesystem::exists(out));
-  r = run_cli("calibrate --measurements " + kSeed + " --out " + out);
+  r = run_cli("calibrate --measurements " + kSeed + " --prior none --out " + out);
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("--force") != std::string::npos);
-  r = run_cli("calibrate --measurements " + kSeed + " --out " + out + " --force --format json");
+  r = run_cli("calibrate --measurements " + kSeed + " --prior none --out " + out + " --force --format json");
   CHECK(r.exit_code == 0);
   const auto j = nlohmann::json::parse(r.out);
   CHECK(j["coefficients"]["step"]["gemm_s_per_tflop"]["selected"] == true);
@@ -120,7 +120,7 @@ TEST_CASE("bad input: exit 2 with file and line", "[cli]") {
 }
 
 TEST_CASE("validate: k-fold and leave-one-out, and a bar", "[cli]") {
-  auto r = run_cli("validate --measurements " + kSeed + " --folds 3 --format json");
+  auto r = run_cli("validate --measurements " + kSeed + " --prior none --folds 3 --format json");
   REQUIRE(r.exit_code == 0);
   const auto j = nlohmann::json::parse(r.out);
   CHECK(j["leave_one_out"]["scheme"] == "leave-one-out");
@@ -130,4 +130,30 @@ TEST_CASE("validate: k-fold and leave-one-out, and a bar", "[cli]") {
   r = run_cli("validate --measurements " + kSeed + " --max-step-mape 0.0001");
   CHECK(r.exit_code == 1);
   CHECK(r.err.find("MAPE") != std::string::npos);
+}
+
+TEST_CASE("--prior auto picks the shipped file of the same model and GPU and says so", "[cli][prior]") {
+  const auto dir = std::filesystem::temp_directory_path() / ("stepcast_priors_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string prior = (dir / "seed-prior.yaml").string();
+  REQUIRE(run_cli("calibrate --measurements " + kSeed + " --prior none --out " + prior).exit_code == 0);
+  std::filesystem::copy_file(kSeed, dir / "not-coefficients.yaml");  // not a coefficient file: skipped
+  const std::string env = "STEPCAST_COEFFICIENTS_DIR=" + dir.string() + " ";
+  TempFile two(std::string(R"({"model": "gemma-4-26b-a4b", "gpu": "NVIDIA RTX PRO 6000 Blackwell", "tier": "t", "rows": [4096, 4096], "width": 4096, "step_s": 4.4})") +
+                   "\n" +
+                   R"({"model": "gemma-4-26b-a4b", "gpu": "NVIDIA RTX PRO 6000 Blackwell", "tier": "t", "rows": [8192, 8192], "width": 8192, "step_s": 11.6})" +
+                   "\n",
+               ".jsonl");
+  // run_cli prefixes the executable; the environment goes through /bin/sh's `env`.
+  auto r = run_cli("--version >/dev/null; " + env + std::string(STEPCAST_EXE) + " calibrate --measurements " + two.path() +
+                   " --format json");
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["coefficients"]["prior"] == prior);
+  CHECK(j["coefficients"]["step"]["gemm_s_per_tflop"]["reason"].get<std::string>().find("prior") != std::string::npos);
+  r = run_cli("--version >/dev/null; " + env + std::string(STEPCAST_EXE) + " calibrate --measurements " + two.path() +
+              " --prior none --format json");
+  REQUIRE(r.exit_code == 0);
+  CHECK(nlohmann::json::parse(r.out)["coefficients"]["prior"] == "");
+  std::filesystem::remove_all(dir);
 }

@@ -19,7 +19,7 @@ TEST_CASE("the SDPA dispatcher rules of DESIGN.md", "[tiers]") {
   auto c = GENERATE(values<Case>({
       {256, 16, 8, true, true, 90, sm::Backend::cudnn},       // 256-wide GQA: cuDNN with a mask
       {256, 16, 8, false, true, 90, sm::Backend::cudnn},      // ... and without
-      {512, 16, 2, false, true, 90, sm::Backend::efficient},  // flash rejects head_dim > 256
+      {512, 16, 2, false, true, 90, sm::Backend::math},       // flash rejects 512, efficient has no GQA
       {512, 16, 2, true, true, 90, sm::Backend::math},        // enable_gqa + mask at 512: math
       {512, 16, 16, true, false, 90, sm::Backend::efficient}, // K/V expanded (HF): efficient takes the mask
       {256, 16, 8, false, false, 120, sm::Backend::flash},    // cuDNN only to 128 on sm120
@@ -127,7 +127,7 @@ TEST_CASE("a sliding layer whose window covers the width keeps is_causal", "[fea
 
 TEST_CASE("a window-honouring kernel does W*min(W, window)", "[features]") {
   const auto shape = stepcast::cli::load_model("gemma-4-26b-a4b");
-  auto tier = sm::tier_from_label("sdpa-auto/grouped");
+  auto tier = sm::tier_from_label("sdpa-auto/grouped/gqa-expand");
   tier.honours_window = true;
   const sm::FeatureMaker f(shape, tier, sm::gpu_info("NVIDIA H200"));
   const auto a = f.step(batch({8192}, 8192));
