@@ -224,8 +224,8 @@ void save_corpus_csv(const std::string& path, const planner::Corpus& corpus) {
   for (int64_t i = 0; i < corpus.size(); ++i) {
     const auto k = static_cast<size_t>(i);
     text += std::to_string(corpus.lengths[k]);
-    if (corpus.has_kept()) text += "," + std::to_string(corpus.kept[k]);
-    if (corpus.has_roots()) text += "," + std::to_string(corpus.roots[k]);
+    if (corpus.has_kept()) text.append(",").append(std::to_string(corpus.kept[k]));
+    if (corpus.has_roots()) text.append(",").append(std::to_string(corpus.roots[k]));
     text += '\n';
   }
   const std::string temp = path + ".tmp" + std::to_string(::getpid());
