@@ -204,9 +204,20 @@ bool looks_like_csv(std::string_view text) {
   return csv;
 }
 
+// Blank lines after the last sample are an editor's habit, not data: they end the file. A UTF-8 byte
+// order mark at the start is not data either.
+std::string_view strip_ends(std::string_view text) {
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
+  size_t end = text.size();
+  while (end > 0 && (text[end - 1] == '\n' || text[end - 1] == '\r' || text[end - 1] == ' ' || text[end - 1] == '\t'))
+    --end;
+  return text.substr(0, end);
+}
+
 }  // namespace
 
 planner::Corpus parse_corpus(std::string_view text, const std::string& name) {
+  text = strip_ends(text);
   Problems problems(name);
   planner::Corpus corpus = looks_like_csv(text) ? parse_csv(text, problems) : parse_lengths(text, problems);
   problems.throw_if_any();

@@ -1,7 +1,8 @@
 #pragma once
 // Corpus files: one token length per line, or CSV with a header `length[,kept][,root]` (columns in
 // any order; `kept` = loss tokens, `root` = source document id, any text without a comma). Lines
-// starting with '#' are comments. Every bad line is reported by line number (the first 20, then a
+// starting with '#' are comments; blank lines at the end of the file are ignored, blank lines
+// between samples are errors. Every bad line is reported by line number (the first 20, then a
 // count); a file with any bad line is rejected, so nothing is silently dropped.
 #include <string>
 #include <string_view>

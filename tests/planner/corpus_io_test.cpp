@@ -28,6 +28,11 @@ TEST_CASE("a length-per-line file with comments and CRLF", "[planner][corpus_io]
   CHECK_FALSE(c.has_roots());
 }
 
+TEST_CASE("blank lines at the end and a byte order mark are not samples", "[planner][corpus_io]") {
+  CHECK(parse_corpus("\xEF\xBB\xBF" "5\n6\n\n\n  \n", "c.txt").lengths == std::vector<int32_t>{5, 6});
+  CHECK(parse_corpus("length\r\n5\r\n\r\n", "c.csv").lengths == std::vector<int32_t>{5});
+}
+
 TEST_CASE("a CSV with kept and root columns in any order", "[planner][corpus_io]") {
   const auto c = parse_corpus("root,length,kept\ndocA,100,60\ndocB,50,50\ndocA,30,0\n", "c.csv");
   CHECK(c.lengths == std::vector<int32_t>{100, 50, 30});
