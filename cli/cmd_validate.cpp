@@ -82,9 +82,15 @@ void add_validate_command(CLI::App& app) {
     const auto kfold = calibrate::cross_validate(in.shape, in.records, in.options, o->folds);
     const auto loo = calibrate::cross_validate(in.shape, in.records, in.options, 0);
     if (o->format == Format::json) {
-      std::cout << nlohmann::json{{"k_fold", validation_json(kfold)}, {"leave_one_out", validation_json(loo)}}.dump(2)
+      std::cout << nlohmann::json{{"k_fold", validation_json(kfold)},
+                                  {"leave_one_out", validation_json(loo)},
+                                  {"prior", in.options.prior_name}}
+                       .dump(2)
                 << "\n";
     } else {
+      // A prior fitted on these same records leaks them into every fold: say which one was used.
+      std::cout << "prior: " << (in.options.prior_name.empty() ? "none" : in.options.prior_name)
+                << (in.options.prior_name.empty() ? "" : " (if it was fitted on these records, use --prior none)") << "\n";
       print_validation(kfold, o->input.measurements, std::cout);
       print_validation(loo, o->input.measurements, std::cout);
     }

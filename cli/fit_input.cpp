@@ -41,7 +41,10 @@ std::string find_prior(const std::string& model, const std::string& gpu, const s
       best = f.string();
     }
   }
-  return best;
+  if (best.empty()) return best;
+  // Provenance reads better relative to where the command ran, when the file is below it.
+  const fs::path rel = fs::relative(best, fs::current_path(), ec);
+  return !ec && !rel.empty() && rel.string().rfind("..", 0) != 0 ? rel.string() : best;
 }
 
 void add_fit_input_options(CLI::App* cmd, FitInputOptions& o) {
