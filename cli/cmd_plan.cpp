@@ -279,9 +279,9 @@ void add_plan_command(CLI::App& app) {
       "plan", "Simulate a training run over a corpus: wall clock, padding, memory; rank restart parameters");
   cmd->footer(
       "Examples:\n"
-      "  stepcast plan scenarios/gemma-4-26b-a4b-h200.yaml\n"
+      "  stepcast plan scenarios/h200-gemma-4-26b-a4b.yaml\n"
       "  stepcast plan scenarios/seed-sm120.yaml --policy bucket-to-pair --format json\n"
-      "  stepcast plan scenarios/gemma-4-26b-a4b-h200.yaml --corpus my-lengths.csv --max-length 8192 --report plan.html\n"
+      "  stepcast plan scenarios/h200-gemma-4-26b-a4b.yaml --corpus my-lengths.csv --max-length 8192 --report plan.html\n"
       "Corpus files: one token length per line, or CSV with a header length[,kept][,root].\n"
       "Policies: fixed, pad-to-longest, sorted-buckets, bucket-to-pair, pack (see docs/planner.md).\n"
       "The flags override the scenario's baseline; the sweep keeps its tokens per optimizer step.");
