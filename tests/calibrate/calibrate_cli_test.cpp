@@ -132,7 +132,7 @@ TEST_CASE("validate: k-fold and leave-one-out, and a bar", "[cli]") {
   CHECK(r.err.find("MAPE") != std::string::npos);
 }
 
-TEST_CASE("--prior auto picks the shipped file of the same model and GPU and says so", "[cli][prior]") {
+TEST_CASE("the auto prior picks the shipped file of the same model and GPU and says so", "[cli][prior]") {
   const auto dir = std::filesystem::temp_directory_path() / ("stepcast_priors_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const std::string prior = (dir / "seed-prior.yaml").string();
