@@ -585,7 +585,18 @@ KernelTable read_chrome_trace(const std::filesystem::path& path, const ReadOptio
 KernelTable read_kernel_table(const std::filesystem::path& path, const ReadOptions& options) {
   if (!std::filesystem::exists(path)) throw InputError(path.string() + ": no such file");
   if (std::filesystem::is_directory(path)) throw InputError(path.string() + ": is a directory, not a trace");
-  if (looks_like_cupti_table(first_bytes(path))) return from_cupti(read_cupti_table(path), path.string());
+  if (looks_like_cupti_table(first_bytes(path))) {
+    // Through ByteSource, so that a gzipped table reads as well as a plain one.
+    ByteSource src(path);
+    std::string text;
+    std::vector<char> buf(kWindowBytes);
+    try {
+      while (const size_t n = src.read(buf.data(), buf.size(), text.size())) text.append(buf.data(), n);
+    } catch (const SyntaxError& e) {
+      throw InputError(path.string() + ": byte " + std::to_string(e.offset) + ": " + e.what);
+    }
+    return from_cupti(parse_cupti_table(text, path.string()), path.string());
+  }
   return read_chrome_trace(path, options);
 }
 

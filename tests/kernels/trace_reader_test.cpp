@@ -84,6 +84,25 @@ TEST_CASE("a gzip trace reads the same as its decompressed text", "[kernels][rea
   CHECK(ta == tb);
 }
 
+TEST_CASE("a gzipped CUPTI table reads like a plain one", "[kernels][reader]") {
+  const std::string plain = STEPCAST_SCENARIOS
+      "/measurements/h200-gemma-4-26b-a4b-gqa-expand.kernels/kernels_sdpa-auto_grouped_gqa-expand_2x4096_4096_4096.jsonl";
+  std::ifstream in(plain);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const stepcast::testing::TempFile gz("", ".jsonl.gz");
+  write_gz(gz.path(), ss.str());
+  const KernelTable a = read_kernel_table(plain);
+  const KernelTable b = read_kernel_table(gz.path());
+  CHECK(a.format == "cupti_table");
+  CHECK(b.format == "cupti_table");
+  REQUIRE(a.kernels.size() == b.kernels.size());
+  CHECK(b.device.name == "NVIDIA H200");
+  const stepcast::testing::TempFile bad("", ".jsonl.gz");
+  write_gz(bad.path(), ss.str().substr(0, 300));  // cut inside the first kernel line
+  CHECK_THAT(error_of(bad.path()), Contains(bad.path() + ":2:"));
+}
+
 TEST_CASE("the JSON Array Format and a trace without devices are read", "[kernels][reader]") {
   const stepcast::testing::TempFile arr(
       "[{\"ph\": \"X\", \"cat\": \"Kernel\", \"name\": \"k\\u00b5\\\"q\\\"\", \"ts\": 1.5, \"dur\": 2.5e1, \"pid\": 0},"
