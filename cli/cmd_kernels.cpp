@@ -55,7 +55,7 @@ void print_header(const kernels::Report& r, std::ostream& out) {
   out << "  device       " << (d.name.empty() ? std::string("not named in the trace") : d.name);
   if (!r.device_arch.empty()) out << ", " << r.device_arch;
   if (d.num_sms > 0) out << ", " << d.num_sms << " SMs";
-  out << "\n  device time  " << num(r.device_time_s, 3) << " s in " << r.launches << " kernel launches ("
+  out << "\n  device time  " << num(r.device_time_s * 1e3, 1) << " ms in " << r.launches << " kernel launches ("
       << num(r.launches_per_step, 0) << " per step)\n\n";
 }
 
@@ -158,19 +158,20 @@ void add_kernels_command(CLI::App& app) {
       "Examples:\n"
       "  stepcast kernels trace.json.gz\n"
       "  stepcast kernels unpadded.pt.trace.json --vs padded.pt.trace.json --top 10\n"
-      "  stepcast kernels harness/point-0003.kernels.jsonl --format json\n"
+      "  stepcast kernels scenarios/measurements/h200-gemma-4-26b-a4b.kernels/"
+      "kernels_sdpa-efficient_grouped_2x4096_4096_4096.jsonl --format json\n"
       "TRACE is what torch.profiler's export_chrome_trace / tensorboard_trace_handler writes (.json or\n"
       ".json.gz), or a CUPTI table the harness wrote (docs/kernels.md). With --vs, TRACE is 'before' and\n"
       "OTHER is 'after': changes are after - before, sorted by their size.");
   cmd->add_option("TRACE", opts->trace, "Chrome trace (.json, .json.gz) or CUPTI table (.jsonl)")->required();
   cmd->add_option("--vs", opts->vs, "A second trace to compare against (the 'after')");
-  cmd->add_option("--top", opts->top, "Kernels (and changes) shown in the text table")
+  cmd->add_option("--top", opts->top, "Kernels (and changes) shown in the text table; JSON has them all")
       ->check(CLI::PositiveNumber)
       ->default_str("20");
   cmd->add_option("--short-us", opts->short_us,
                   "Launches shorter than this many µs count as short (launch-bound signal); Chrome traces only")
       ->default_str("10");
-  cmd->add_option("--steps", opts->steps, "Steps the trace covers, when it has no ProfilerStep markers")
+  cmd->add_option("--steps", opts->steps, "Steps the trace covers, for launches per step (overrides ProfilerStep markers and the table header)")
       ->check(CLI::PositiveNumber);
   add_format_option(cmd, opts->format);
   cmd->callback([opts]() { run_kernels(*opts); });
