@@ -102,7 +102,7 @@ TEST_CASE("bad input: exit 2 with file and line", "[cli]") {
   TempFile bad(R"({"model": "gemma-4-26b-a4b", "gpu": "g", "tier": "t", "rows": [1], "width": 8, "step_s": 1})"
                "\n{\"model\": \"gemma-4-26b-a4b\", \"rows\": [9], \"width\": 8}\n",
                ".jsonl");
-  for (const std::string cmd : {"calibrate --measurements " + bad.path(),
+  for (const std::string& cmd : {"calibrate --measurements " + bad.path(),
                                 "drift --coefficients " + c.path + " --measurements " + bad.path(),
                                 "predict --coefficients " + c.path + " --measurements " + bad.path()}) {
     const auto r = run_cli(cmd);
