@@ -79,6 +79,18 @@ TEST_CASE("with coefficients calibrated on the seed's sm_120 records, bucket-to-
 }
 #endif
 
+// The shipped sm_120 coefficients (stepcast calibrate on the seed's records), without needing Ceres.
+TEST_CASE("with the shipped sm_120 coefficients the seed's direction holds", "[planner][cli][seed]") {
+  const std::string args =
+      kSeed + " --no-sweep --coefficients " STEPCAST_SCENARIOS "/coefficients/seed-sm120-hf-sdpa-efficient-sm80-loop.yaml";
+  const auto base = plan_json(args)["baseline"];
+  const auto b2p = plan_json(args + " --policy bucket-to-pair")["baseline"];
+  CHECK(b2p["padding_fraction"].get<double>() <= 0.0005);
+  const double saving = 1 - b2p["wall_clock_s"].get<double>() / base["wall_clock_s"].get<double>();
+  CHECK(saving >= 0.355);
+  CHECK(saving < 0.45);
+}
+
 TEST_CASE("flags override the baseline; an infeasible plan names its OOM micro-batch and step", "[planner][cli]") {
   const auto j = plan_json(kSeed + " --micro-batch 8 --max-length 16384 --accumulation 2");
   const auto& b = j["baseline"];
