@@ -17,26 +17,7 @@ void add_format_option(CLI::App* command, Format& format) {
       ->default_str("text");
 }
 
-int run(int argc, char** argv) {
-  CLI::App app{"stepcast: predicts the step time, memory peak and wall clock of LLM training runs from the\n"
-               "model's shape, the corpus's sequence-length mix, padding and kernel tier; calibrated on\n"
-               "measurements of the real model on a real GPU.",
-               "stepcast"};
-  app.set_version_flag("--version", std::string("stepcast ") + STEPCAST_VERSION);
-  app.require_subcommand(1);
-  app.fallthrough(false);
-  add_describe_command(app);
-  add_plan_command(app);
-  add_predict_command(app);
-  add_drift_command(app);
-#ifdef STEPCAST_WITH_CALIBRATE
-  add_calibrate_command(app);
-  add_validate_command(app);
-#endif
-  add_kernels_command(app);
-#ifdef STEPCAST_WITH_HARNESS
-  add_measure_command(app);
-#endif
+int parse_and_run(CLI::App& app, int argc, char** argv) {
   try {
     app.parse(argc, argv);
     return 0;
@@ -58,7 +39,32 @@ int run(int argc, char** argv) {
   } catch (const Error& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 2;
+  } catch (const std::exception& e) {
+    // Not expected: a library below us failed (allocation, CUDA, a file system). Still no crash.
+    std::cerr << "error: " << e.what() << "\n";
+    return 2;
   }
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{"stepcast: predicts the step time, memory peak and wall clock of LLM training runs from the\n"
+               "model's shape, the corpus's sequence-length mix, padding and kernel tier; calibrated on\n"
+               "measurements of the real model on a real GPU.",
+               "stepcast"};
+  app.set_version_flag("--version", std::string("stepcast ") + STEPCAST_VERSION);
+  app.require_subcommand(1);
+  app.fallthrough(false);
+  add_describe_command(app);
+  add_plan_command(app);
+  add_predict_command(app);
+  add_drift_command(app);
+#ifdef STEPCAST_WITH_CALIBRATE
+  add_calibrate_command(app);
+  add_validate_command(app);
+#endif
+  add_kernels_command(app);
+  add_measure_forwarder(app);
+  return parse_and_run(app, argc, argv);
 }
 
 }  // namespace stepcast::cli

@@ -20,7 +20,13 @@ void add_drift_command(CLI::App& app);
 void add_calibrate_command(CLI::App& app);  // only with STEPCAST_WITH_CALIBRATE (Ceres)
 void add_validate_command(CLI::App& app);   // only with STEPCAST_WITH_CALIBRATE (Ceres)
 void add_kernels_command(CLI::App& app);
-void add_measure_command(CLI::App& app);   // only with STEPCAST_WITH_HARNESS (LibTorch)
+// `measure` lives in its own executable, stepcast-measure (LibTorch is large: linking it into stepcast
+// would cost every other subcommand ~0.7 s of start-up). stepcast forwards `measure ...` to it.
+void add_measure_command(CLI::App& app);    // in stepcast-measure only (cmd_measure.cpp)
+void add_measure_forwarder(CLI::App& app);  // in stepcast: execs stepcast-measure beside it
+
+// Parses and runs an app, turning stepcast errors into exit codes: 0 ok, 1 a check failed, 2 bad input.
+int parse_and_run(CLI::App& app, int argc, char** argv);
 
 int run(int argc, char** argv);
 
