@@ -27,7 +27,10 @@ const std::set<std::string>& known_probes() {
 
 std::string rows_text(const std::vector<int64_t>& rows) {
   std::string s;
-  for (int64_t r : rows) s += (s.empty() ? "" : ",") + std::to_string(r);
+  for (int64_t r : rows) {
+    if (!s.empty()) s += ',';
+    s += std::to_string(r);  // append, not "," + ...: GCC 12 warns falsely (-Wrestrict) on the concatenation
+  }
   return s;
 }
 
