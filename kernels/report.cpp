@@ -142,8 +142,9 @@ void add_fp32_gemm(Report& r) {
   r.diagnostics.push_back({"fp32_gemm",
                            "GEMMs in fp32 on CUDA cores (ffma / simt sgemm, no tensor cores) take " +
                                percent(share_of(time, r.device_time_s)) +
-                               " % of device time; in a bf16 model that is usually attention on the math tier "
-                               "(scores and softmax in fp32), counted under gemm",
+                               " % of device time; in a bf16 model that is attention on the math tier (scores and "
+                               "softmax in fp32) or LoRA adapters kept in fp32 (peft casts bf16 adapters to fp32 by "
+                               "default), counted under gemm",
                            share_of(time, r.device_time_s)});
 }
 
