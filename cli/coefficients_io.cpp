@@ -1,5 +1,7 @@
 #include "cli/coefficients_io.hpp"
 
+#include "cli/atomic_file.hpp"
+
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
@@ -135,25 +137,7 @@ std::string coefficients_yaml(const model::Coefficients& c) {
 
 void save_coefficients(const std::string& path, const model::Coefficients& coefficients) {
   const std::string text = coefficients_yaml(coefficients);
-  const std::filesystem::path target(path);
-  const std::filesystem::path dir = target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
-  std::string temp_name = target.filename().string();
-  temp_name.insert(0, 1, '.');
-  temp_name += ".tmp" + std::to_string(::getpid());
-  const std::filesystem::path temp = dir / temp_name;
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    if (!out) throw InputError(path + ": cannot write (is the folder there and writable?)");
-    out << text;
-    out.flush();
-    if (!out) throw Error(path + ": writing the coefficients failed");
-  }
-  std::error_code ec;
-  std::filesystem::rename(temp, target, ec);
-  if (ec) {
-    std::filesystem::remove(temp);
-    throw Error(path + ": cannot move the new file into place: " + ec.message());
-  }
+  write_file_atomically(path, text, "coefficients");
 }
 
 }  // namespace stepcast::cli

@@ -1,5 +1,7 @@
 #include "cli/corpus_io.hpp"
 
+#include "cli/atomic_file.hpp"
+
 #include <cstdio>
 #include <filesystem>
 #include <limits>
@@ -239,20 +241,7 @@ void save_corpus_csv(const std::string& path, const planner::Corpus& corpus) {
     if (corpus.has_roots()) text.append(",").append(std::to_string(corpus.roots[k]));
     text += '\n';
   }
-  const std::string temp = path + ".tmp" + std::to_string(::getpid());
-  std::FILE* f = std::fopen(temp.c_str(), "wb");
-  if (f == nullptr) throw InputError(path + ": cannot write the corpus (is the folder there and writable?)");
-  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  if (std::fclose(f) != 0 || !ok) {
-    std::remove(temp.c_str());
-    throw InputError(path + ": write error");
-  }
-  std::error_code ec;
-  std::filesystem::rename(temp, path, ec);
-  if (ec) {
-    std::remove(temp.c_str());
-    throw InputError(path + ": cannot write the corpus: " + ec.message());
-  }
+  write_file_atomically(path, text, "corpus");
 }
 
 }  // namespace stepcast::cli

@@ -1,5 +1,7 @@
 #include "cli/report_html.hpp"
 
+#include "cli/atomic_file.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -220,23 +222,7 @@ std::string report_html(const ReportInput& in) {
 
 void write_report(const std::string& path, const ReportInput& input) {
   const std::string html = report_html(input);
-  const std::string temp = path + ".tmp" + std::to_string(::getpid());
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    if (!out) throw InputError(path + ": cannot write the report (is the folder there and writable?)");
-    out << html;
-    out.flush();
-    if (!out) {
-      std::filesystem::remove(temp);
-      throw InputError(path + ": write error");
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(temp, path, ec);
-  if (ec) {
-    std::filesystem::remove(temp);
-    throw InputError(path + ": cannot write the report: " + ec.message());
-  }
+  write_file_atomically(path, html, "report");
 }
 
 }  // namespace stepcast::cli
