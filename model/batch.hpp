@@ -1,6 +1,7 @@
 #pragma once
 // A micro-batch as the cost model sees it, and the interface every step-time / memory predictor
 // offers. The planner simulates runs through StepPredictor; the calibrated StepModel implements it.
+#include <compare>
 #include <cstdint>
 #include <vector>
 
@@ -31,6 +32,25 @@ class StepPredictor {
   virtual ~StepPredictor() = default;
   virtual double step_s(const MicroBatch& batch) const = 0;     // one forward + backward, seconds
   virtual double peak_gib(const MicroBatch& batch) const = 0;   // peak allocated device memory, GiB
+  // One-off seconds the first micro-batch of a shape (rows x width) not seen before in the process pays
+  // on top of step_s: kernel plans built and cached per shape (cuDNN SDPA graphs, cuBLAS heuristics,
+  // allocator growth). Calibrated per tier from first-seen probes; 0 when unknown.
+  virtual double first_seen_s(const MicroBatch& /*batch*/) const { return 0; }
+  // One-off seconds the very first micro-batch of a fresh process pays on top of first_seen_s (CUDA,
+  // cuBLAS and cuDNN initialisation). 0 when unknown.
+  virtual double run_start_s() const { return 0; }
+  // Seconds of one optimizer step (gradient clipping, AdamW over the trainable parameters, zero_grad).
+  // 0 when unknown.
+  virtual double optimizer_step_s() const { return 0; }
 };
+
+// The key a kernel-plan cache sees: rows x padded width (packed rows are max_length wide).
+struct ShapeKey {
+  int64_t rows = 0;
+  int64_t width = 0;
+  friend bool operator==(const ShapeKey&, const ShapeKey&) = default;
+  friend auto operator<=>(const ShapeKey&, const ShapeKey&) = default;
+};
+inline ShapeKey shape_key(const MicroBatch& batch) { return {batch.num_rows(), batch.width}; }
 
 }  // namespace stepcast::model

@@ -1,0 +1,78 @@
+#pragma once
+// Recorded runs: a short real training run written as Contract-1 records (DESIGN.md), one per
+// micro-batch in run order, each with a `run` object that Contract 1 leaves to writers:
+//
+//   {"model": ..., "gpu": ..., "tier": ..., "rows": [...], "width": W, "step_s": 0.71,   <- Contract 1
+//    "probe": "run",
+//    "run": {"id": "corpus-7/pad-to-longest",  // one id per run; a file may hold several runs
+//            "policy": "pad-to-longest",      // planner policy name (planner/batching.hpp) or free text
+//            "micro_batch": 2, "accumulation": 4, "max_length": 4096,
+//            "pad_to_multiple_of": 1,         // the collator's rounding of the width (1 = none)
+//            "seed": 7,                        // the shuffle / corpus seed
+//            "index": 0,                       // 0-based micro-batch index in run order
+//            "optimizer_step": 0,              // 0-based optimizer step the micro-batch belongs to
+//            "first_seen": true,               // this rows x width was new to the process
+//            "optimizer_s": 0.012,             // only on the micro-batch that closes a window
+//            "elapsed_s": 0.93,                // wall clock since the run began, after this micro-batch
+//                                              // (and its optimizer step when it closes a window)
+//            "corpus_lengths": [...]}}         // only at index 0: sample lengths in corpus order
+//
+// step_s is the wall clock of the micro-batch (collate, copy, forward, backward; synchronised), so the
+// run's total is the last elapsed_s and the sum of step_s + optimizer_s is within host noise of it.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "calibrate/records.hpp"
+
+namespace stepcast::calibrate {
+
+struct RunStep {
+  Record record;                      // rows, width, step_s: one micro-batch
+  int64_t index = 0;
+  int64_t optimizer_step = 0;
+  bool first_seen = false;
+  std::optional<double> optimizer_s;
+  double elapsed_s = 0;
+};
+
+struct RecordedRun {
+  std::string id;
+  std::string policy;
+  int64_t micro_batch = 0;
+  int64_t accumulation = 1;
+  int64_t max_length = 0;
+  int64_t pad_to_multiple_of = 1;
+  uint64_t seed = 0;
+  std::vector<int32_t> corpus_lengths;  // empty when the writer did not record the corpus
+  std::vector<RunStep> steps;           // run order
+
+  double total_s() const { return steps.empty() ? 0.0 : steps.back().elapsed_s; }
+  double optimizer_total_s() const;
+};
+
+// The `run` object of a micro-batch record (what a writer adds to a Record's `extra`, with "probe": "run").
+struct RunFields {
+  std::string id;
+  std::string policy;
+  int64_t micro_batch = 0;
+  int64_t accumulation = 1;
+  int64_t max_length = 0;
+  int64_t pad_to_multiple_of = 1;
+  uint64_t seed = 0;
+  int64_t index = 0;
+  int64_t optimizer_step = 0;
+  bool first_seen = false;
+  std::optional<double> optimizer_s;
+  double elapsed_s = 0;
+  std::vector<int32_t> corpus_lengths;  // written only when non-empty (index 0)
+};
+nlohmann::json run_json(const RunFields& fields);
+
+// The runs among `records` (those with "probe": "run"), grouped by run id in first-appearance order and
+// checked: indices 0..n-1 without gaps or repeats, elapsed_s non-decreasing, one micro_batch /
+// accumulation per run. Every problem is reported at once as file:line in one stepcast::InputError.
+std::vector<RecordedRun> read_runs(const std::vector<Record>& records, const std::string& file);
+
+}  // namespace stepcast::calibrate
