@@ -84,7 +84,7 @@ int main(int argc, char** argv) {
   planner::RunSpec run;
   run.accumulation = 8;
   run.gpu_memory_gib = 95;
-  const planner::BatchingSpec one{planner::Policy::pad_to_longest, 2, 16384, 64, 1};
+  const planner::BatchingSpec one{planner::Policy::pad_to_longest, 2, 16384, 64, 1, 1};
   planner::PlanResult plan;
   double read_s = 0;
   const double plan_s = best_of(3, [&] {
@@ -112,7 +112,7 @@ int main(int argc, char** argv) {
     const auto policy = static_cast<planner::Policy>(i % 5);
     const int64_t rows = int64_t{1} << (i / 5 % 4);
     const int64_t max_length = 4096 + 512 * (i / 20 % 50);
-    configs.push_back({{policy, rows, max_length, int64_t{2} << (i % 9), 1}, std::max<int64_t>(1, 16 / rows)});
+    configs.push_back({{policy, rows, max_length, int64_t{2} << (i % 9), 1, 1}, std::max<int64_t>(1, 16 / rows)});
   }
   double sweep_s = 0;
   for (int threads : {1, 2}) {

@@ -32,6 +32,8 @@ struct PlanOptions {
   int64_t max_length = 0;
   int64_t accumulation = 0;
   int64_t bucket_size = 0;
+  int64_t pad_to_multiple_of = 0;  // 0: the scenario's
+  double optimizer_step_s = -1;    // < 0: the scenario's, else the predictor's
   int64_t top = 0;
   int threads = 2;
   std::string report;
@@ -58,6 +60,18 @@ Scenario scenario_with_overrides(const PlanOptions& o) {
   if (o.max_length > INT32_MAX) d.add("--max-length = " + std::to_string(o.max_length) + ". Violated constraint: <= 2147483647");
   if (o.accumulation > 0) s.run.accumulation = o.accumulation;
   if (o.bucket_size > 0) s.baseline.bucket_size = o.bucket_size;
+  if (o.pad_to_multiple_of > 0) s.baseline.pad_to_multiple_of = o.pad_to_multiple_of;
+  if (o.pad_to_multiple_of > planner::kMaxPadToMultipleOf)
+    d.add("--pad-to-multiple-of = " + std::to_string(o.pad_to_multiple_of) +
+          ". Violated constraint: <= " + std::to_string(planner::kMaxPadToMultipleOf));
+  else if (s.baseline.max_length <= INT32_MAX &&
+           planner::round_up_width(s.baseline.max_length, s.baseline.pad_to_multiple_of) > INT32_MAX)
+    d.add("max_length " + std::to_string(s.baseline.max_length) + " rounded up to a multiple of " +
+          std::to_string(s.baseline.pad_to_multiple_of) + ". Violated constraint: <= 2147483647");
+  if (o.optimizer_step_s >= 0) {
+    s.run.optimizer_step_s = o.optimizer_step_s;
+    s.optimizer_step_source = "--optimizer-step-s";
+  }
   if (o.top > 0) s.sweep.top = o.top;
   s.sweep.threads = o.threads;
   if (o.no_sweep) s.sweep.policies.clear();  // the baseline alone: a what-if
@@ -117,13 +131,22 @@ planner::Progress progress_on_stderr() {
   };
 }
 
-nlohmann::json plan_json(const planner::PlanResult& p, const planner::PlanResult& baseline, bool has_kept) {
+// Where a plan's optimizer step came from: "scenario", "flag" or "predictor" (the calibrated coefficients;
+// 0 from a predictor that has none, e.g. width_quadratic).
+std::string optimizer_source(const planner::PlanResult& p, const Scenario& s) {
+  if (p.optimizer.source == planner::OptimizerSource::predictor) return "predictor";
+  return s.optimizer_step_source == "--optimizer-step-s" ? "flag" : "scenario";
+}
+
+nlohmann::json plan_json(const planner::PlanResult& p, const planner::PlanResult& baseline, bool has_kept,
+                         const Scenario& s) {
   nlohmann::json j{{"policy", planner::policy_name(p.batching.policy)},
                    {"micro_batch", p.batching.micro_batch},
                    {"accumulation", p.accumulation},
                    {"max_length", p.batching.max_length},
                    {"bucket_size", p.batching.bucket_size},
                    {"seed", p.batching.seed},
+                   {"pad_to_multiple_of", p.batching.pad_to_multiple_of},
                    {"epochs", p.epochs},
                    {"steps", p.steps},
                    {"micro_batches", p.micro_batches},
@@ -133,10 +156,17 @@ nlohmann::json plan_json(const planner::PlanResult& p, const planner::PlanResult
                    {"saving_vs_baseline", baseline.wall_clock_s > 0 ? 1 - p.wall_clock_s / baseline.wall_clock_s : 0.0},
                    {"breakdown_s",
                     {{"compute", p.compute_s},
+                     {"first_seen", p.first_seen_s},
+                     {"run_start", p.run_start_s},
                      {"optimizer", p.optimizer_s},
                      {"checkpoints", p.checkpoint_s},
                      {"evaluation", p.eval_s},
                      {"startup", p.startup_s}}},
+                   {"distinct_shapes", p.distinct_shapes},
+                   {"first_seen_s", p.first_seen_s},
+                   {"run_start_s", p.run_start_s},
+                   {"optimizer_step_s", p.optimizer.step_s},
+                   {"optimizer_step_source", optimizer_source(p, s)},
                    {"padding_fraction", p.padding_fraction},
                    {"real_tokens", p.real_tokens},
                    {"processed_tokens", p.processed_tokens},
@@ -158,6 +188,11 @@ nlohmann::json plan_json(const planner::PlanResult& p, const planner::PlanResult
   return j;
 }
 
+std::string optimizer_source_text(const planner::PlanResult& p, const Scenario& s) {
+  if (p.optimizer.source == planner::OptimizerSource::given) return "from " + s.optimizer_step_source;
+  return p.optimizer.step_s > 0 ? "calibrated, from the predictor" : "the predictor has none: 0";
+}
+
 std::string hours(double s) { return fixed(s / 3600, 2) + " h"; }
 std::string percent(double f, int digits = 1) { return fixed(100 * f, digits) + " %"; }
 
@@ -166,9 +201,10 @@ void print_plan_line(std::ostream& out, const std::string& rank, const planner::
   char buf[512];
   const std::string bucket = p.batching.policy == planner::Policy::sorted_buckets ? std::to_string(p.batching.bucket_size) : "-";
   const double saving = baseline.wall_clock_s > 0 ? 1 - p.wall_clock_s / baseline.wall_clock_s : 0;
-  std::snprintf(buf, sizeof buf, "%-8s %-15s %4lld %4lld %8lld %6s %9s %9s %8s %8s %9s %12s", rank.c_str(),
+  std::snprintf(buf, sizeof buf, "%-8s %-15s %4lld %4lld %8lld %6s %4lld %7s %9s %9s %8s %8s %9s %12s", rank.c_str(),
                 planner::policy_name(p.batching.policy).c_str(), static_cast<long long>(p.batching.micro_batch),
                 static_cast<long long>(p.accumulation), static_cast<long long>(p.batching.max_length), bucket.c_str(),
+                static_cast<long long>(p.batching.pad_to_multiple_of), with_commas(p.distinct_shapes).c_str(),
                 with_commas(p.steps).c_str(), hours(p.wall_clock_s).c_str(),
                 (&p == &baseline ? std::string("-") : (saving > 0 ? "-" : "+") + percent(std::abs(saving))).c_str(), percent(p.padding_fraction, 2).c_str(),
                 (fixed(p.peak_gib, 1) + (p.fits_memory ? "" : "!")).c_str(), with_commas(p.truncated.tokens).c_str());
@@ -194,6 +230,10 @@ void print_text(std::ostream& out, const Scenario& s, const planner::Corpus& cor
   out << "  " << with_commas(b.steps) << " optimizer steps of " << b.accumulation << " micro-batches; compute "
       << hours(b.compute_s) << ", optimizer " << hours(b.optimizer_s) << ", checkpoints " << hours(b.checkpoint_s)
       << ", evaluation " << hours(b.eval_s) << ", start-up " << fixed(b.startup_s, 0) << " s\n";
+  out << "  " << with_commas(b.distinct_shapes) << " distinct shapes (rows x width, pad_to_multiple_of "
+      << b.batching.pad_to_multiple_of << "): first-seen " << fixed(b.first_seen_s, 1) << " s, run start "
+      << fixed(b.run_start_s, 1) << " s; optimizer step " << fixed(b.optimizer.step_s, 4) << " s ("
+      << optimizer_source_text(b, s) << ")\n";
   out << "  truncated at " << b.batching.max_length << ": " << with_commas(b.truncated.samples) << " samples, "
       << with_commas(b.truncated.tokens) << " tokens\n";
   if (b.oom)
@@ -209,8 +249,8 @@ void print_text(std::ostream& out, const Scenario& s, const planner::Corpus& cor
         << fixed(elapsed_s, 2) << " s):\n";
   }
   char head[512];
-  std::snprintf(head, sizeof head, "%-8s %-15s %4s %4s %8s %6s %9s %9s %8s %8s %9s %12s", "rank", "policy", "R", "acc",
-                "max_len", "bucket", "steps", "wall", "vs base", "padding", "peak GiB", "trunc tok");
+  std::snprintf(head, sizeof head, "%-8s %-15s %4s %4s %8s %6s %4s %7s %9s %9s %8s %8s %9s %12s", "rank", "policy", "R",
+                "acc", "max_len", "bucket", "pad", "shapes", "steps", "wall", "vs base", "padding", "peak GiB", "trunc tok");
   out << head << (corpus.has_roots() ? "  roots/win" : "") << "  window\n";
   print_plan_line(out, "baseline", b, b, corpus.has_roots());
   for (size_t i = 0; i < r.recommendations.size(); ++i)
@@ -226,7 +266,9 @@ void write_html(const PlanOptions& o, const Scenario& s, const planner::Corpus& 
                   corpus_desc + ")",
               "Predictor: " + predictor_desc,
               "Baseline: " + plan_label(r.baseline) + ", " + hours(r.baseline.wall_clock_s) + ", padding " +
-                  percent(r.baseline.padding_fraction, 2)};
+                  percent(r.baseline.padding_fraction, 2) + ", " + with_commas(r.baseline.distinct_shapes) +
+                  " distinct shapes, first-seen " + fixed(r.baseline.first_seen_s, 1) + " s",
+              "Optimizer step: " + fixed(r.baseline.optimizer.step_s, 4) + " s (" + optimizer_source_text(r.baseline, s) + ")"};
   in.baseline = r.baseline;
   in.recommendations = r.recommendations;
   in.window_hours = s.run.window_hours;
@@ -256,10 +298,10 @@ void run_plan(const PlanOptions& o) {
     j["predictor"] = predictor_desc;
     j["gpu"] = {{"name", s.gpu_name}, {"memory_gib", s.run.gpu_memory_gib}, {"memory_cap_gib", s.run.memory_cap_gib}};
     j["window_hours"] = s.run.window_hours;
-    j["baseline"] = plan_json(result.baseline, result.baseline, corpus.has_kept());
+    j["baseline"] = plan_json(result.baseline, result.baseline, corpus.has_kept(), s);
     j["recommendations"] = nlohmann::json::array();
     for (const auto& p : result.recommendations)
-      j["recommendations"].push_back(plan_json(p, result.baseline, corpus.has_kept()));
+      j["recommendations"].push_back(plan_json(p, result.baseline, corpus.has_kept(), s));
     j["sweep"] = {{"configurations", result.configurations},
                   {"out_of_memory", result.out_of_memory},
                   {"skipped", result.skipped},
@@ -282,9 +324,12 @@ void add_plan_command(CLI::App& app) {
       "  stepcast plan scenarios/h200-gemma-4-26b-a4b.yaml\n"
       "  stepcast plan scenarios/seed-sm120.yaml --policy bucket-to-pair --format json\n"
       "  stepcast plan scenarios/h200-gemma-4-26b-a4b.yaml --corpus my-lengths.csv --max-length 8192 --report plan.html\n"
+      "  stepcast plan scenarios/h200-gemma-4-26b-a4b.yaml --pad-to-multiple-of 64 --no-sweep\n"
       "Corpus files: one token length per line, or CSV with a header length[,kept][,root].\n"
       "Policies: fixed, pad-to-longest, sorted-buckets, bucket-to-pair, pack (see docs/planner.md).\n"
-      "The flags override the scenario's baseline; the sweep keeps its tokens per optimizer step.");
+      "The flags override the scenario's baseline; the sweep keeps its tokens per optimizer step.\n"
+      "Every new rows x width shape pays the predictor's first-seen seconds once per run; the optimizer step is\n"
+      "the scenario's run.optimizer_step_s or --optimizer-step-s when given, else the calibrated one.");
   cmd->add_option("scenario", opts->scenario, "Scenario YAML (see scenarios/ and docs/planner.md)")->required();
   cmd->add_option("--corpus", opts->corpus, "Corpus file instead of the scenario's (lengths, or CSV length[,kept][,root])");
   cmd->add_option("--coefficients", opts->coefficients, "Calibrated coefficients YAML instead of the scenario's predictor");
@@ -294,6 +339,12 @@ void add_plan_command(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--accumulation", opts->accumulation, "Baseline micro-batches per optimizer step")->check(CLI::PositiveNumber);
   cmd->add_option("--bucket-size", opts->bucket_size, "Baseline bucket size (sorted-buckets)")->check(CLI::PositiveNumber);
+  cmd->add_option("--pad-to-multiple-of", opts->pad_to_multiple_of,
+                  "Baseline collator rounding: every micro-batch's width up to a multiple of N tokens (1 = off)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--optimizer-step-s", opts->optimizer_step_s,
+                  "Seconds per optimizer step instead of the scenario's or the calibrated one")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--top", opts->top, "Recommendations to show")->check(CLI::PositiveNumber);
   cmd->add_option("--threads", opts->threads, "Threads for the sweep")->check(CLI::Range(1, 64))->default_str("2");
   cmd->add_option("--report", opts->report, "Also write a self-contained HTML report with SVG charts");

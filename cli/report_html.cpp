@@ -148,12 +148,14 @@ std::vector<std::pair<double, double>> points(const std::vector<planner::BatchPo
 
 std::string table(const ReportInput& in) {
   std::ostringstream s;
-  s << "<table><tr><th>#</th><th>plan</th><th>steps</th><th>wall clock (h)</th><th>padding</th><th>peak GiB</th>"
+  s << "<table><tr><th>#</th><th>plan</th><th>pad to multiple of</th><th>steps</th><th>wall clock (h)</th><th>padding</th>"
+       "<th>distinct shapes</th><th>first-seen s</th><th>optimizer step s</th><th>peak GiB</th>"
        "<th>truncated tokens</th><th>roots / window</th><th>fits window</th></tr>\n";
   auto row = [&](const std::string& rank, const planner::PlanResult& p) {
-    s << "<tr><td>" << rank << "</td><td>" << escape(plan_label(p)) << "</td><td>" << with_commas(p.steps) << "</td><td>"
-      << num(p.wall_clock_s / 3600, 2) << "</td><td>" << num(100 * p.padding_fraction, 2) << " %</td><td>"
-      << num(p.peak_gib, 1) << (p.fits_memory ? "" : " (OOM)") << "</td><td>" << with_commas(p.truncated.tokens)
+    s << "<tr><td>" << rank << "</td><td>" << escape(plan_label(p)) << "</td><td>" << p.batching.pad_to_multiple_of
+      << "</td><td>" << with_commas(p.steps) << "</td><td>" << num(p.wall_clock_s / 3600, 2) << "</td><td>"
+      << num(100 * p.padding_fraction, 2) << " %</td><td>" << with_commas(p.distinct_shapes) << "</td><td>"
+      << num(p.first_seen_s, 1) << "</td><td>" << num(p.optimizer.step_s, 4) << "</td><td>" << num(p.peak_gib, 1) << (p.fits_memory ? "" : " (OOM)") << "</td><td>" << with_commas(p.truncated.tokens)
       << "</td><td>" << (p.roots_per_window < 0 ? std::string("-") : num(p.roots_per_window, 1)) << "</td><td>"
       << (p.fits_window ? "yes" : "no") << "</td></tr>\n";
   };
@@ -184,6 +186,7 @@ std::string plan_label(const planner::PlanResult& p) {
   std::string label = planner::policy_name(p.batching.policy) + " R" + std::to_string(p.batching.micro_batch) + "x" +
                       std::to_string(p.accumulation) + " L" + std::to_string(p.batching.max_length);
   if (p.batching.policy == planner::Policy::sorted_buckets) label += " k" + std::to_string(p.batching.bucket_size);
+  if (p.batching.pad_to_multiple_of > 1) label += " m" + std::to_string(p.batching.pad_to_multiple_of);
   return label;
 }
 

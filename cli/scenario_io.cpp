@@ -17,14 +17,16 @@ std::string key_path(const MapReader& r, const std::string& key) {
 }
 
 // A double >= 0 (durations and sizes that may be zero); the message names the constraint plainly.
-void read_non_negative(MapReader& r, const std::string& key, double& out, bool required) {
+// True when the key was given and valid.
+bool read_non_negative(MapReader& r, const std::string& key, double& out, bool required) {
   double v = out;
-  if (!r.read(key, v, required)) return;
+  if (!r.read(key, v, required)) return false;
   if (v < 0) {
     r.problem(r.node(key), key_path(r, key) + " = " + r.node(key).Scalar() + ". Violated constraint: >= 0");
-    return;
+    return false;
   }
   out = v;
+  return true;
 }
 
 // Each element of a required, non-empty list of mappings, as a MapReader named `path[i]`.
@@ -126,6 +128,12 @@ void read_corpus(MapReader& top, Scenario& s, Diagnostics& d) {
   c.finish();
 }
 
+// pad_to_multiple_of values: >= 1 (checked by the reader) and at most planner::kMaxPadToMultipleOf.
+void check_pad_multiple(MapReader& r, const YAML::Node& at, const std::string& what, int64_t m) {
+  if (m > planner::kMaxPadToMultipleOf)
+    r.problem(at, what + " = " + std::to_string(m) + ". Violated constraint: <= " + std::to_string(planner::kMaxPadToMultipleOf));
+}
+
 void read_policy(MapReader& r, const std::string& key, planner::Policy& out, bool required) {
   std::string name;
   if (r.read_choice(key, name, planner::policy_names(), required)) out = *planner::parse_policy(name);
@@ -140,14 +148,23 @@ void read_baseline(MapReader& top, Scenario& s) {
   b.read("max_length", s.baseline.max_length, true, 1);
   b.read("bucket_size", s.baseline.bucket_size, false, 1);
   if (b.read("seed", seed, false, 0)) s.baseline.seed = static_cast<uint64_t>(seed);
+  if (b.read("pad_to_multiple_of", s.baseline.pad_to_multiple_of, false, 1))
+    check_pad_multiple(b, b.node("pad_to_multiple_of"), "baseline.pad_to_multiple_of", s.baseline.pad_to_multiple_of);
   if (s.baseline.max_length > INT32_MAX) b.problem("baseline.max_length. Violated constraint: <= 2147483647");
+  else if (s.baseline.pad_to_multiple_of <= planner::kMaxPadToMultipleOf &&
+           planner::round_up_width(s.baseline.max_length, s.baseline.pad_to_multiple_of) > INT32_MAX)
+    b.problem("baseline.max_length rounded up to pad_to_multiple_of. Violated constraint: <= 2147483647");
   b.finish();
 }
 
 void read_run(MapReader& top, Scenario& s) {
   MapReader r = top.child("run");
   r.read("epochs", s.run.epochs, false, 1);
-  read_non_negative(r, "optimizer_step_s", s.run.optimizer_step_s, true);
+  double optimizer_step_s = 0;  // absent: the predictor's calibrated optimizer step
+  if (read_non_negative(r, "optimizer_step_s", optimizer_step_s, false)) {
+    s.run.optimizer_step_s = optimizer_step_s;
+    s.optimizer_step_source = "scenario run.optimizer_step_s";
+  }
   r.read("checkpoint_every_steps", s.run.checkpoint_every_steps, false, 0);
   read_non_negative(r, "checkpoint_save_s", s.run.checkpoint_save_s, false);
   r.read("eval_every_steps", s.run.eval_every_steps, false, 0);
@@ -179,6 +196,10 @@ void read_sweep(MapReader& top, Scenario& s) {
   w.read_list("micro_batches", s.sweep.micro_batches, false, 1);
   w.read_list("max_lengths", s.sweep.max_lengths, false, 1);
   w.read_list("bucket_sizes", s.sweep.bucket_sizes, false, 1);
+  if (w.read_list("pad_to_multiples", s.sweep.pad_to_multiples, false, 1))
+    for (size_t i = 0; i < s.sweep.pad_to_multiples.size(); ++i)
+      check_pad_multiple(w, w.node("pad_to_multiples")[i], "sweep.pad_to_multiples[" + std::to_string(i) + "]",
+                         s.sweep.pad_to_multiples[i]);
   w.read("top", s.sweep.top, false, 1);
   w.finish();
 }

@@ -10,11 +10,12 @@
 //                                 masked_step_factor, peak_gib_fixed, peak_gib_per_token}}
 //   gpu: {name: NVIDIA H200, memory_gib: 139.8}
 //   corpus: {file: corpora/x.txt}            # or synthetic: {...} or histogram: {seed, bins: [{length, count}]}
-//   baseline: {policy, micro_batch, accumulation, max_length, bucket_size, seed}
+//   baseline: {policy, micro_batch, accumulation, max_length, bucket_size, seed, pad_to_multiple_of}
 //   run: {epochs, optimizer_step_s, checkpoint_every_steps, checkpoint_save_s, eval_every_steps, eval_s, startup_s}
+//        (optimizer_step_s absent: the predictor's calibrated optimizer step)
 //   window_hours: 13.9
 //   memory_cap_gib: 120                       # optional
-//   sweep: {policies, micro_batches, max_lengths, bucket_sizes, top}
+//   sweep: {policies, micro_batches, max_lengths, bucket_sizes, pad_to_multiples, top}
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,6 +46,7 @@ struct Scenario {
   CorpusSource corpus;
   planner::BatchingSpec baseline;
   planner::RunSpec run;
+  std::string optimizer_step_source;  // who gave run.optimizer_step_s (empty when unset: the predictor's)
   planner::SweepSpec sweep;
 };
 

@@ -59,7 +59,7 @@ void cut(int64_t begin, int64_t end, int64_t rows, std::vector<Chunk>& chunks) {
 }
 
 void emit(const std::vector<int32_t>& order, const std::vector<Chunk>& chunks, const std::vector<int32_t>& lengths,
-          bool pad_to_max_length, int32_t max_length, Schedule& s) {
+          bool pad_to_max_length, int32_t max_length, int64_t multiple, Schedule& s) {
   s.row_tokens.reserve(order.size());
   s.sample_order.reserve(order.size());
   s.batch_width.reserve(chunks.size());
@@ -75,6 +75,7 @@ void emit(const std::vector<int32_t>& order, const std::vector<Chunk>& chunks, c
       width = std::max(width, l);
     }
     if (pad_to_max_length) width = max_length;
+    if (multiple > 1) width = static_cast<int32_t>(round_up_width(width, multiple));
     s.batch_width.push_back(width);
     s.processed_tokens += c.count * static_cast<int64_t>(width);
   }
@@ -101,13 +102,14 @@ void build_padded(const BatchingSpec& spec, const std::vector<int32_t>& lengths,
     cut(0, n, spec.micro_batch, chunks);
   }
   if (sorted) shuffle(chunks.begin(), chunks.end(), rng);
-  emit(order, chunks, lengths, spec.policy == Policy::fixed, max_length, s);
+  emit(order, chunks, lengths, spec.policy == Policy::fixed, max_length, spec.pad_to_multiple_of, s);
 }
 
 // Next-fit packing in corpus order into rows of max_length tokens, then R rows per micro-batch.
 void build_packed(const BatchingSpec& spec, const std::vector<int32_t>& lengths, Schedule& s) {
   s.packed = true;
   const auto max_length = static_cast<int32_t>(spec.max_length);
+  const auto width = static_cast<int32_t>(round_up_width(spec.max_length, spec.pad_to_multiple_of));
   std::vector<int64_t> row_doc_begin;  // rows own samples [row_doc_begin[r], row_doc_begin[r+1])
   int64_t fill = int64_t{max_length} + 1;  // forces a new row for the first sample
   for (size_t i = 0; i < lengths.size(); ++i) {
@@ -126,8 +128,8 @@ void build_packed(const BatchingSpec& spec, const std::vector<int32_t>& lengths,
     const int64_t e = std::min(rows, r + spec.micro_batch);
     s.batch_row_begin.push_back(r);
     s.batch_sample_begin.push_back(row_doc_begin[static_cast<size_t>(r)]);
-    s.batch_width.push_back(max_length);
-    s.processed_tokens += (e - r) * static_cast<int64_t>(max_length);
+    s.batch_width.push_back(width);
+    s.processed_tokens += (e - r) * static_cast<int64_t>(width);
     const int64_t d0 = row_doc_begin[static_cast<size_t>(r)], d1 = row_doc_begin[static_cast<size_t>(e)];
     double sum_sq = 0;
     for (int64_t d = d0; d < d1; ++d) sum_sq += static_cast<double>(lengths[static_cast<size_t>(d)]) * lengths[static_cast<size_t>(d)];
@@ -167,8 +169,11 @@ void Schedule::fill(int64_t b, model::MicroBatch& out) const {
 }
 
 Schedule build_schedule(const Corpus& corpus, const BatchingSpec& spec) {
-  if (spec.micro_batch < 1 || spec.max_length < 1 || spec.bucket_size < 1 || spec.max_length > INT32_MAX)
-    throw std::invalid_argument("build_schedule: micro_batch, max_length and bucket_size must be positive");
+  if (spec.micro_batch < 1 || spec.max_length < 1 || spec.bucket_size < 1 || spec.pad_to_multiple_of < 1 ||
+      spec.pad_to_multiple_of > kMaxPadToMultipleOf || round_up_width(spec.max_length, spec.pad_to_multiple_of) > INT32_MAX)
+    throw std::invalid_argument(
+        "build_schedule: micro_batch, max_length, bucket_size and pad_to_multiple_of must be positive, the padded "
+        "max_length <= 2147483647");
   Schedule s;
   std::vector<int32_t> lengths;
   s.truncated = truncate(corpus, static_cast<int32_t>(spec.max_length), lengths);

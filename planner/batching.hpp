@@ -15,6 +15,13 @@
 //
 // Every policy first truncates each sample to max_length (a sample is truncated, never split), and
 // the last micro-batch of the run may hold fewer than R rows. Shuffles use `seed` (planner/random.hpp).
+//
+// pad_to_multiple_of = m (the data collator's option, Hugging Face DataCollatorWithPadding; 1 = off):
+// after the policy picks a micro-batch's width, the width is rounded up to a multiple of m, even past
+// max_length (the collator pads after truncation: longest row 4,000 with m = 64 -> 4,032; a row of 4,100
+// truncated to max_length 4,096 stays 4,096). `fixed` pads to max_length rounded up, `pack` rows are
+// max_length rounded up wide (they still hold at most max_length real tokens). Fewer distinct widths
+// mean fewer first-seen shapes (planner/timeline.hpp) for more padding.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -38,7 +45,17 @@ struct BatchingSpec {
   int64_t max_length = 4096;  // tokens; samples are truncated to it, packed rows are this wide
   int64_t bucket_size = 64;   // samples per bucket (sorted-buckets only)
   uint64_t seed = 0;          // for the shuffles
+  int64_t pad_to_multiple_of = 1;  // tokens; the width is rounded up to a multiple of it (1: off)
 };
+
+// The largest pad_to_multiple_of accepted: collators use 8-256 (tensor-core and kernel tiles); a
+// multiple beyond 65,536 tokens is surely a typo.
+constexpr int64_t kMaxPadToMultipleOf = 65536;
+
+// `width` rounded up to a multiple of `multiple` (>= 1).
+inline int64_t round_up_width(int64_t width, int64_t multiple) {
+  return (width + multiple - 1) / multiple * multiple;
+}
 
 // Truncation at max_length: samples cut and tokens lost (`kept` tokens are the last ones of a sample,
 // as in supervised fine-tuning where the prompt is masked, so they are lost first).

@@ -8,13 +8,17 @@ BatchCosts evaluate(const Schedule& schedule, const model::StepPredictor& predic
                     int64_t max_points) {
   BatchCosts c;
   model::MicroBatch batch;
+  RunCharger charger(predictor);
   const int64_t n = schedule.num_batches();
   const int64_t stride = max_points > 0 ? std::max<int64_t>(1, n / max_points) : 0;
   for (int64_t b = 0; b < n; ++b) {
     schedule.fill(b, batch);
-    const double step_s = predictor.step_s(batch);
+    const BatchCharge charge = charger.next(batch);
+    const double step_s = charge.step_s;
     const double peak_gib = predictor.peak_gib(batch);
     c.compute_s += step_s;
+    c.first_seen_s += charge.first_seen_s;
+    c.run_start_s += charge.run_start_s;
     if (peak_gib > c.peak_gib || c.peak_batch < 0) {
       c.peak_gib = peak_gib;
       c.peak_batch = b;
@@ -26,6 +30,7 @@ BatchCosts evaluate(const Schedule& schedule, const model::StepPredictor& predic
     if (stride > 0 && b % stride == 0 && static_cast<int64_t>(c.points.size()) < max_points)
       c.points.push_back({batch.num_rows(), batch.width, batch.real_tokens(), step_s, peak_gib});
   }
+  c.distinct_shapes = charger.distinct_shapes();
   return c;
 }
 
@@ -50,14 +55,14 @@ double roots_per_window(const Corpus& corpus, const Schedule& schedule, int64_t 
 }
 
 PlanResult assemble(const Corpus& corpus, const Schedule& schedule, const BatchingSpec& batching,
-                    const BatchCosts& costs, const RunSpec& run) {
+                    const BatchCosts& costs, const RunSpec& run, const OptimizerStep& optimizer) {
   PlanResult p;
   p.batching = batching;
   p.accumulation = run.accumulation;
   p.epochs = run.epochs;
   p.samples = schedule.samples;
   p.micro_batches = schedule.num_batches() * run.epochs;
-  p.steps = (p.micro_batches + run.accumulation - 1) / run.accumulation;
+  p.steps = optimizer_steps(p.micro_batches, run.accumulation);
   p.real_tokens = schedule.real_tokens;
   p.processed_tokens = schedule.processed_tokens;
   p.kept_tokens = schedule.kept_tokens;
@@ -65,12 +70,16 @@ PlanResult assemble(const Corpus& corpus, const Schedule& schedule, const Batchi
   p.padding_fraction = schedule.padding_fraction();
   p.truncated = schedule.truncated;
   p.compute_s = costs.compute_s * static_cast<double>(run.epochs);
-  p.optimizer_s = static_cast<double>(p.steps) * run.optimizer_step_s;
+  p.first_seen_s = costs.first_seen_s;  // later epochs meet no new shape
+  p.run_start_s = costs.run_start_s;
+  p.distinct_shapes = costs.distinct_shapes;
+  p.optimizer = optimizer;
+  p.optimizer_s = static_cast<double>(p.steps) * optimizer.step_s;
   if (run.checkpoint_every_steps > 0)
     p.checkpoint_s = static_cast<double>(p.steps / run.checkpoint_every_steps) * run.checkpoint_save_s;
   if (run.eval_every_steps > 0) p.eval_s = static_cast<double>(p.steps / run.eval_every_steps) * run.eval_s;
   p.startup_s = run.startup_s;
-  p.wall_clock_s = p.startup_s + p.compute_s + p.optimizer_s + p.checkpoint_s + p.eval_s;
+  p.wall_clock_s = p.startup_s + p.compute_s + p.first_seen_s + p.run_start_s + p.optimizer_s + p.checkpoint_s + p.eval_s;
   p.peak_gib = costs.peak_gib;
   p.memory_limit_gib = run.memory_limit_gib();
   if (costs.first_oom_batch >= 0) {
@@ -89,7 +98,7 @@ PlanResult simulate(const Corpus& corpus, const BatchingSpec& batching, const Ru
                     const model::StepPredictor& predictor) {
   const Schedule schedule = build_schedule(corpus, batching);
   const BatchCosts costs = evaluate(schedule, predictor, run.memory_limit_gib());
-  return assemble(corpus, schedule, batching, costs, run);
+  return assemble(corpus, schedule, batching, costs, run, resolve_optimizer_step(run.optimizer_step_s, predictor));
 }
 
 }  // namespace stepcast::planner

@@ -4,10 +4,13 @@
 //
 // wall_clock_s = startup_s
 //              + epochs * sum over the epoch's micro-batches of step_s(batch)
+//              + sum over the distinct shapes (rows x width) of first_seen_s(first batch of the shape)
+//              + run_start_s
 //              + steps * optimizer_step_s                       (steps = ceil(micro-batches / accumulation))
 //              + floor(steps / checkpoint_every_steps) * checkpoint_save_s
 //              + floor(steps / eval_every_steps) * eval_s
-// Every epoch runs the same micro-batches (a reshuffle changes their order, not their costs).
+// Every epoch runs the same micro-batches (a reshuffle changes their order, not their costs) and meets
+// no new shape. The per-micro-batch rule is planner/timeline.hpp's, shared with predict_timeline().
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -15,13 +18,15 @@
 #include "model/batch.hpp"
 #include "planner/batching.hpp"
 #include "planner/corpus.hpp"
+#include "planner/timeline.hpp"
 
 namespace stepcast::planner {
 
 struct RunSpec {
   int64_t accumulation = 1;            // micro-batches per optimizer step
   int64_t epochs = 1;
-  double optimizer_step_s = 0;         // seconds per optimizer step (all-reduce, AdamW update, zero_grad)
+  // Seconds per optimizer step (all-reduce, AdamW update, zero_grad); unset: the predictor's calibrated value.
+  std::optional<double> optimizer_step_s;
   int64_t checkpoint_every_steps = 0;  // 0: no checkpoints
   double checkpoint_save_s = 0;
   int64_t eval_every_steps = 0;        // 0: no evaluation
@@ -48,6 +53,9 @@ struct BatchPoint {
 // The predictor's verdict on every micro-batch of one epoch.
 struct BatchCosts {
   double compute_s = 0;        // sum of step_s over one epoch
+  double first_seen_s = 0;     // sum of first_seen_s over the epoch's distinct shapes (paid once per run)
+  double run_start_s = 0;      // paid once per run
+  int64_t distinct_shapes = 0;
   double peak_gib = 0;         // the largest peak of any micro-batch
   int64_t peak_batch = -1;
   int64_t first_oom_batch = -1;  // first micro-batch (0-based, run order) above the memory limit
@@ -55,6 +63,7 @@ struct BatchCosts {
   std::vector<BatchPoint> points;  // an evenly strided sample, when asked for
 };
 
+// Charges every micro-batch of one pass in run order (RunCharger) and checks its peak.
 BatchCosts evaluate(const Schedule& schedule, const model::StepPredictor& predictor, double memory_limit_gib,
                     int64_t max_points = 0);
 
@@ -81,6 +90,10 @@ struct PlanResult {
   double padding_fraction = 0;
   Truncation truncated;
   double compute_s = 0;
+  double first_seen_s = 0;      // one-off seconds of the shapes first met in the run
+  double run_start_s = 0;       // one-off seconds of the fresh process's first micro-batch
+  int64_t distinct_shapes = 0;  // rows x width shapes the run meets
+  OptimizerStep optimizer;      // seconds per optimizer step and where they came from
   double optimizer_s = 0;
   double checkpoint_s = 0;
   double eval_s = 0;
@@ -98,7 +111,7 @@ struct PlanResult {
 double roots_per_window(const Corpus& corpus, const Schedule& schedule, int64_t accumulation);
 
 PlanResult assemble(const Corpus& corpus, const Schedule& schedule, const BatchingSpec& batching,
-                    const BatchCosts& costs, const RunSpec& run);
+                    const BatchCosts& costs, const RunSpec& run, const OptimizerStep& optimizer);
 
 PlanResult simulate(const Corpus& corpus, const BatchingSpec& batching, const RunSpec& run,
                     const model::StepPredictor& predictor);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdint>
 #include <thread>
 
 namespace stepcast::planner {
@@ -27,35 +28,47 @@ double mean_tokens(const Corpus& corpus, int64_t max_length) {
 
 }  // namespace
 
+namespace {
+
+// Sets c.accumulation so that c keeps the baseline's tokens per optimizer step (see sweep.hpp); false
+// when it cannot (the configuration is skipped).
+bool keep_tokens_per_step(SweepConfig& c, int64_t rows_per_step, double tokens_per_step) {
+  const BatchingSpec& b = c.batching;
+  if (round_up_width(b.max_length, b.pad_to_multiple_of) > INT32_MAX) return false;
+  if (b.policy == Policy::pack) {
+    const double per_micro_batch = static_cast<double>(b.micro_batch * b.max_length);
+    c.accumulation = std::max<int64_t>(1, std::llround(tokens_per_step / per_micro_batch));
+    const double off = static_cast<double>(c.accumulation) * per_micro_batch / tokens_per_step - 1;
+    return std::abs(off) <= kPackTolerance;
+  }
+  if (rows_per_step % b.micro_batch != 0) return false;
+  c.accumulation = rows_per_step / b.micro_batch;
+  return true;
+}
+
+}  // namespace
+
 std::vector<SweepConfig> sweep_configs(const Corpus& corpus, const BatchingSpec& baseline, const RunSpec& run,
                                        const SweepSpec& spec, int64_t& skipped) {
   skipped = 0;
   const int64_t rows_per_step = baseline.micro_batch * run.accumulation;
   const double tokens_per_step = static_cast<double>(rows_per_step) * mean_tokens(corpus, baseline.max_length);
+  const auto multiples = or_default(spec.pad_to_multiples, baseline.pad_to_multiple_of);
   std::vector<SweepConfig> configs;
   for (Policy policy : spec.policies) {
     const auto buckets = policy == Policy::sorted_buckets ? or_default(spec.bucket_sizes, baseline.bucket_size)
                                                           : std::vector<int64_t>{baseline.bucket_size};
     for (int64_t rows : or_default(spec.micro_batches, baseline.micro_batch))
       for (int64_t max_length : or_default(spec.max_lengths, baseline.max_length))
-        for (int64_t bucket : buckets) {
-          SweepConfig c{BatchingSpec{policy, rows, max_length, bucket, baseline.seed}, 1};
-          if (policy == Policy::pack) {
-            const double per_micro_batch = static_cast<double>(rows * max_length);
-            c.accumulation = std::max<int64_t>(1, std::llround(tokens_per_step / per_micro_batch));
-            const double off = static_cast<double>(c.accumulation) * per_micro_batch / tokens_per_step - 1;
-            if (std::abs(off) > kPackTolerance) {
+        for (int64_t bucket : buckets)
+          for (int64_t multiple : multiples) {
+            SweepConfig c{BatchingSpec{policy, rows, max_length, bucket, baseline.seed, multiple}, 1};
+            if (keep_tokens_per_step(c, rows_per_step, tokens_per_step)) {
+              configs.push_back(c);
+            } else {
               ++skipped;
-              continue;
             }
-          } else if (rows_per_step % rows == 0) {
-            c.accumulation = rows_per_step / rows;
-          } else {
-            ++skipped;
-            continue;
           }
-          configs.push_back(c);
-        }
   }
   return configs;
 }
@@ -66,7 +79,9 @@ bool same_time(double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(s
 
 bool equivalent(const PlanResult& a, const PlanResult& b) {
   return a.batching.micro_batch == b.batching.micro_batch && a.accumulation == b.accumulation &&
-         a.batching.max_length == b.batching.max_length && a.processed_tokens == b.processed_tokens &&
+         a.batching.max_length == b.batching.max_length &&
+         a.batching.pad_to_multiple_of == b.batching.pad_to_multiple_of && a.processed_tokens == b.processed_tokens &&
+         a.distinct_shapes == b.distinct_shapes &&
          a.batching.policy != Policy::pack && b.batching.policy != Policy::pack && same_time(a.wall_clock_s, b.wall_clock_s);
 }
 

@@ -25,6 +25,7 @@ struct SweepSpec {
   std::vector<int64_t> micro_batches;  // empty: the baseline's
   std::vector<int64_t> max_lengths;    // empty: the baseline's
   std::vector<int64_t> bucket_sizes;   // empty: the baseline's (sorted-buckets only)
+  std::vector<int64_t> pad_to_multiples;  // empty: the baseline's (every policy)
   int64_t top = 10;                    // recommendations kept
   int threads = 2;
 };
@@ -42,18 +43,21 @@ struct SweepResult {
   int64_t skipped = 0;                      // micro-batch sizes that cannot keep rows per optimizer step
 };
 
-// The grid, in a fixed order; `skipped` counts the combinations left out.
+// The grid, in a fixed order; `skipped` counts the combinations left out (including a max_length whose
+// rounding up to a pad multiple would not fit a 32-bit width).
 std::vector<SweepConfig> sweep_configs(const Corpus& corpus, const BatchingSpec& baseline, const RunSpec& run,
                                        const SweepSpec& spec, int64_t& skipped);
 
 // Better first: fits memory, fits the window, loses no more tokens to truncation than the baseline
 // (a shorter max_length is faster because it trains on less data, which is not a like-for-like
-// saving), shorter wall clock, less padding. Wall clocks within 1e-9 relative count as equal
+// saving), shorter wall clock (first-seen shapes included, so a pad multiple wins exactly when the
+// shapes it saves cost more than the padding it adds), less padding. Wall clocks within 1e-9 relative count as equal
 // (sums taken in another order differ in the last bits).
 bool ranks_before(const PlanResult& a, const PlanResult& b, int64_t baseline_truncated_tokens);
 
 // Sorts `plans` best first and keeps one of each set of equivalent plans (same rows, accumulation,
-// max_length, processed tokens and wall clock: e.g. every policy at one row per micro-batch).
+// max_length, pad multiple, processed tokens, distinct shapes and wall clock: e.g. every policy at one
+// row per micro-batch).
 void rank_plans(std::vector<PlanResult>& plans, int64_t baseline_truncated_tokens);
 
 // progress(done, total) is called from the calling thread only.

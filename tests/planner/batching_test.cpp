@@ -37,7 +37,7 @@ bool each_sample_once(const Schedule& s) {
 }
 
 BatchingSpec spec(Policy p, int64_t rows, int64_t max_length, int64_t bucket = 64) {
-  return BatchingSpec{p, rows, max_length, bucket, 7};
+  return BatchingSpec{p, rows, max_length, bucket, 7, 1};
 }
 
 }  // namespace

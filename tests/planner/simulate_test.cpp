@@ -70,7 +70,7 @@ TEST_CASE("the wall clock of a tiny run adds up by hand", "[planner][simulate]")
   // step = 1*R*W + 0.1*R*W^2 + 10; pad-to-longest at max_length 6 gives (2 x 5), (2 x 6), (1 x 6):
   // 10 + 5 + 10 = 25, 12 + 7.2 + 10 = 29.2, 6 + 3.6 + 10 = 19.6 -> 73.8 s per epoch.
   const ExactPredictor predictor(1.0, 0.1, 10.0, 1.0, 0.5);
-  const auto p = simulate(tiny(), BatchingSpec{Policy::pad_to_longest, 2, 6, 64, 0}, tiny_run(), predictor);
+  const auto p = simulate(tiny(), BatchingSpec{Policy::pad_to_longest, 2, 6, 64, 0, 1}, tiny_run(), predictor);
   CHECK(p.micro_batches == 6);     // 3 per epoch, 2 epochs
   CHECK(p.steps == 3);             // ceil(6 / 2)
   CHECK(p.compute_s == Approx(147.6));
@@ -94,7 +94,7 @@ TEST_CASE("an infeasible plan names its first micro-batch over the limit and its
   run.memory_cap_gib = 6.5;
   run.accumulation = 1;
   run.window_hours = 0.05;  // 180 s
-  const auto p = simulate(tiny(), BatchingSpec{Policy::pad_to_longest, 2, 6, 64, 0}, run, predictor);
+  const auto p = simulate(tiny(), BatchingSpec{Policy::pad_to_longest, 2, 6, 64, 0, 1}, run, predictor);
   REQUIRE(p.oom.has_value());
   CHECK_FALSE(p.fits_memory);
   CHECK(p.oom->micro_batch == 2);
@@ -114,7 +114,7 @@ TEST_CASE("the sweep keeps rows per optimizer step and ranks feasible plans", "[
   RunSpec run;
   run.accumulation = 8;
   run.gpu_memory_gib = 80;
-  const BatchingSpec baseline{Policy::pad_to_longest, 2, 4096, 64, 3};
+  const BatchingSpec baseline{Policy::pad_to_longest, 2, 4096, 64, 3, 1};
   SweepSpec spec;
   spec.micro_batches = {1, 2, 3, 4};
   spec.max_lengths = {2048, 4096};
@@ -152,7 +152,7 @@ TEST_CASE("simulating in two threads gives the same plans as in one", "[planner]
   spec.micro_batches = {1, 2, 4};
   const ExactPredictor predictor(1e-4, 1e-8, 0.01, 0.0, 0.001);
   int64_t skipped = 0;
-  const auto configs = sweep_configs(c, BatchingSpec{Policy::fixed, 2, 4096, 16, 1}, run, spec, skipped);
+  const auto configs = sweep_configs(c, BatchingSpec{Policy::fixed, 2, 4096, 16, 1, 1}, run, spec, skipped);
   const auto one = simulate_all(c, configs, run, predictor, 1, {});
   const auto two = simulate_all(c, configs, run, predictor, 2, {});
   REQUIRE(one.size() == two.size());

@@ -1,0 +1,97 @@
+#include "planner/timeline.hpp"
+
+#include <stdexcept>
+
+namespace stepcast::planner {
+
+namespace {
+
+// No real key: rows and width are both below 2^32, so the all-ones word never occurs.
+constexpr uint64_t kEmpty = ~uint64_t{0};
+
+uint64_t pack(model::ShapeKey key) {
+  return (static_cast<uint64_t>(key.rows) << 32) ^ static_cast<uint64_t>(key.width);
+}
+
+// Fibonacci hashing: the high bits of key * 2^64/phi spread neighbouring widths over the table.
+size_t slot_of(uint64_t key, size_t mask) { return static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> 20) & mask; }
+
+}  // namespace
+
+void ShapeSet::grow() {
+  std::vector<uint64_t> old = std::move(slots_);
+  slots_.assign(old.empty() ? 64 : old.size() * 2, kEmpty);
+  const size_t mask = slots_.size() - 1;
+  for (uint64_t k : old) {
+    if (k == kEmpty) continue;
+    size_t i = slot_of(k, mask);
+    while (slots_[i] != kEmpty) i = (i + 1) & mask;
+    slots_[i] = k;
+  }
+}
+
+bool ShapeSet::insert(model::ShapeKey key) {
+  if (static_cast<size_t>(2 * (size_ + 1)) > slots_.size()) grow();  // load factor <= 1/2
+  const uint64_t k = pack(key);
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = slot_of(k, mask);; i = (i + 1) & mask) {
+    if (slots_[i] == k) return false;
+    if (slots_[i] == kEmpty) {
+      slots_[i] = k;
+      ++size_;
+      return true;
+    }
+  }
+}
+
+BatchCharge RunCharger::next(const model::MicroBatch& batch) {
+  BatchCharge c;
+  c.step_s = predictor_.step_s(batch);
+  c.new_shape = shapes_.insert(model::shape_key(batch));
+  if (c.new_shape) c.first_seen_s = predictor_.first_seen_s(batch);
+  if (!started_) {
+    c.run_start_s = predictor_.run_start_s();
+    started_ = true;
+  }
+  return c;
+}
+
+OptimizerStep resolve_optimizer_step(std::optional<double> given, const model::StepPredictor& predictor) {
+  if (given) return {*given, OptimizerSource::given};
+  return {predictor.optimizer_step_s(), OptimizerSource::predictor};
+}
+
+Timeline predict_timeline(const std::vector<model::MicroBatch>& batches, int64_t accumulation,
+                          const model::StepPredictor& predictor, std::optional<double> optimizer_step_s) {
+  if (accumulation < 1) throw std::invalid_argument("predict_timeline: accumulation must be >= 1");
+  Timeline t;
+  t.optimizer = resolve_optimizer_step(optimizer_step_s, predictor);
+  t.batches.reserve(batches.size());
+  RunCharger charger(predictor);
+  const auto n = static_cast<int64_t>(batches.size());
+  for (int64_t i = 0; i < n; ++i) {
+    const model::MicroBatch& batch = batches[static_cast<size_t>(i)];
+    const BatchCharge c = charger.next(batch);
+    TimelineEntry e;
+    e.rows = batch.num_rows();
+    e.width = batch.width;
+    e.step_s = c.step_s;
+    e.first_seen_s = c.first_seen_s;
+    e.run_start_s = c.run_start_s;
+    e.first_seen = c.new_shape;
+    e.optimizer_step = i / accumulation;
+    if ((i + 1) % accumulation == 0 || i + 1 == n) e.optimizer_s = t.optimizer.step_s;
+    t.compute_s += e.step_s;
+    t.first_seen_s += e.first_seen_s;
+    t.run_start_s += e.run_start_s;
+    t.optimizer_s += e.optimizer_s;
+    t.wall_clock_s += e.step_s + e.first_seen_s + e.run_start_s + e.optimizer_s;
+    e.elapsed_s = t.wall_clock_s;
+    t.batches.push_back(e);
+  }
+  t.distinct_shapes = charger.distinct_shapes();
+  t.steps = optimizer_steps(n, accumulation);
+  return t;
+}
+
+}  // namespace stepcast::planner
