@@ -20,3 +20,21 @@ class ExactPredictor : public model::StepPredictor {
 };
 
 }  // namespace stepcast::testing
+
+namespace stepcast::testing {
+
+// ExactPredictor plus hand-computable one-off costs: first_seen = f0 + f1*W for a new shape, a run
+// start and an optimizer step, as the calibrated StepModel offers them.
+class OneOffPredictor : public ExactPredictor {
+ public:
+  OneOffPredictor(double a, double b, double c, double f0, double f1, double run_start_s, double optimizer_step_s)
+      : ExactPredictor(a, b, c, 0.0, 0.0), f0_(f0), f1_(f1), run_start_s_(run_start_s), optimizer_step_s_(optimizer_step_s) {}
+  double first_seen_s(const model::MicroBatch& batch) const override { return f0_ + f1_ * static_cast<double>(batch.width); }
+  double run_start_s() const override { return run_start_s_; }
+  double optimizer_step_s() const override { return optimizer_step_s_; }
+
+ private:
+  double f0_, f1_, run_start_s_, optimizer_step_s_;
+};
+
+}  // namespace stepcast::testing

@@ -168,8 +168,12 @@ TEST_CASE("the default H200 scenario plans, with only feasible recommendations",
     CHECK(p["peak_gib"].get<double>() <= 139.8);
     const auto& t = p["breakdown_s"];
     CHECK(p["wall_clock_s"].get<double>() ==
-          Approx(t["compute"].get<double>() + t["optimizer"].get<double>() + t["checkpoints"].get<double>() +
-                 t["evaluation"].get<double>() + t["startup"].get<double>()));
+          Approx(t["compute"].get<double>() + t["first_seen"].get<double>() + t["run_start"].get<double>() +
+                 t["optimizer"].get<double>() + t["checkpoints"].get<double>() + t["evaluation"].get<double>() +
+                 t["startup"].get<double>()));
+    CHECK(p["first_seen_s"] == t["first_seen"]);
+    CHECK(p["distinct_shapes"].get<int64_t>() >= 1);
+    CHECK(p["optimizer_step_source"] == "predictor");  // the scenario leaves the optimizer step to the coefficients
   }
 }
 
@@ -177,4 +181,36 @@ TEST_CASE("plan --help shows examples", "[planner][cli]") {
   const auto r = run_cli("plan --help");
   CHECK(r.exit_code == 0);
   CHECK_THAT(r.out, Contains("Examples:") && Contains("--report"));
+}
+
+TEST_CASE("--pad-to-multiple-of pads exactly and every plan reports shapes and the optimizer source",
+          "[planner][cli][pad]") {
+  TempFile corpus("4000\n1000\n300\n200\n", ".txt");
+  const std::string args = kSeed + " --corpus " + corpus.path() + " --no-sweep --max-length 4096";
+  const auto off = plan_json(args)["baseline"];
+  CHECK(off["pad_to_multiple_of"] == 1);
+  CHECK(off["processed_tokens"] == 2 * 4000 + 2 * 300);
+  CHECK(off["distinct_shapes"] == 2);
+  CHECK(off["optimizer_step_source"] == "scenario");
+  // (4000, 1000) -> 2 x 4032, (300, 200) -> 2 x 320
+  const auto m64 = plan_json(args + " --pad-to-multiple-of 64 --optimizer-step-s 0.5")["baseline"];
+  CHECK(m64["pad_to_multiple_of"] == 64);
+  CHECK(m64["processed_tokens"] == 2 * 4032 + 2 * 320);
+  CHECK(m64["padding_fraction"].get<double>() == Approx(1.0 - 5500.0 / 8704.0));
+  CHECK(m64["optimizer_step_source"] == "flag");
+  CHECK(m64["optimizer_step_s"] == 0.5);
+  CHECK(m64["breakdown_s"]["optimizer"].get<double>() == Approx(0.5));  // 2 micro-batches, accumulation 8: 1 step
+  for (const char* key : {"distinct_shapes", "first_seen_s", "run_start_s"}) CHECK(m64.contains(key));
+  CHECK(m64["first_seen_s"] == 0.0);  // the width-quadratic fit has no first-seen cost
+  const auto text = run_cli("plan " + args + " --pad-to-multiple-of 64");
+  CHECK_THAT(text.out, Contains("2 distinct shapes (rows x width, pad_to_multiple_of 64)") &&
+                           Contains("optimizer step 0.0000 s (from scenario run.optimizer_step_s)"));
+  TempFile html("", ".html");
+  REQUIRE(run_cli("plan " + args + " --pad-to-multiple-of 64 --report " + html.path()).exit_code == 0);
+  CHECK_THAT(slurp(html.path()), Contains("distinct shapes") && Contains("pad to multiple of") && Contains(" m64"));
+  const auto bad = run_cli("plan " + kSeed + " --pad-to-multiple-of 100000");
+  CHECK(bad.exit_code == 2);
+  CHECK_THAT(bad.err, Contains("--pad-to-multiple-of = 100000. Violated constraint: <= 65536"));
+  CHECK(run_cli("plan " + kSeed + " --pad-to-multiple-of 0").exit_code == 2);
+  CHECK(run_cli("plan " + kSeed + " --optimizer-step-s -1").exit_code == 2);
 }

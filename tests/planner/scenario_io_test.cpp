@@ -96,3 +96,40 @@ TEST_CASE("synthetic corpora are checked item by item", "[planner][scenario_io]"
   CHECK_THAT(p, Contains("corpus.synthetic.components[0].sigma = 0"));
   CHECK_THAT(p, Contains("unknown key 'corpus.synthetic.components[0].mu'"));
 }
+
+TEST_CASE("pad_to_multiple_of and sweep.pad_to_multiples load; the optimizer step is unset unless given",
+          "[planner][scenario_io][pad]") {
+  std::string text = kGood;
+  text.replace(text.find("max_length: 256}"), 16, "max_length: 256, pad_to_multiple_of: 64}");
+  text.replace(text.find("top: 3}"), 7, "top: 3, pad_to_multiples: [1, 8, 64, 256]}");
+  text.replace(text.find("optimizer_step_s: 0.5, "), 23, "");
+  TempFile f(text, ".yaml");
+  const auto s = stepcast::cli::load_scenario(f.path());
+  CHECK(s.baseline.pad_to_multiple_of == 64);
+  CHECK(s.sweep.pad_to_multiples == std::vector<int64_t>{1, 8, 64, 256});
+  CHECK_FALSE(s.run.optimizer_step_s.has_value());
+  CHECK(s.optimizer_step_source.empty());
+  TempFile g(kGood, ".yaml");
+  const auto given = stepcast::cli::load_scenario(g.path());
+  CHECK(given.run.optimizer_step_s == 0.5);
+  CHECK(given.optimizer_step_source == "scenario run.optimizer_step_s");
+  CHECK(given.baseline.pad_to_multiple_of == 1);  // default: off
+}
+
+TEST_CASE("bad pad multiples are reported with positions", "[planner][scenario_io][pad]") {
+  std::string text = kGood;
+  text.replace(text.find("max_length: 256}"), 16, "max_length: 256, pad_to_multiple_of: 0}");
+  text.replace(text.find("top: 3}"), 7, "top: 3, pad_to_multiples: [1, 0, x, 100000]}");
+  text.replace(text.find("optimizer_step_s: 0.5"), 21, "optimizer_step_s: -1");
+  const std::string p = problems_of(text);
+  CHECK_THAT(p, Contains(":10:106: baseline.pad_to_multiple_of = 0. Violated constraint: > 0"));
+  CHECK_THAT(p, Contains(":13:87: sweep.pad_to_multiples[1] = 0. Violated constraint: >= 1"));
+  CHECK_THAT(p, Contains(":13:90: sweep.pad_to_multiples[2] = 'x'. Violated constraint: an integer"));
+  CHECK_THAT(p, Contains(":11:25: run.optimizer_step_s = -1. Violated constraint: >= 0"));
+  std::string big = kGood;
+  big.replace(big.find("max_length: 256}"), 16, "max_length: 256, pad_to_multiple_of: 65537}");
+  big.replace(big.find("top: 3}"), 7, "top: 3, pad_to_multiples: [100000]}");
+  const std::string q = problems_of(big);
+  CHECK_THAT(q, Contains("baseline.pad_to_multiple_of = 65537. Violated constraint: <= 65536"));
+  CHECK_THAT(q, Contains("sweep.pad_to_multiples[0] = 100000. Violated constraint: <= 65536"));
+}
