@@ -183,7 +183,7 @@ TEST_CASE("plan --help shows examples", "[planner][cli]") {
   CHECK_THAT(r.out, Contains("Examples:") && Contains("--report"));
 }
 
-TEST_CASE("--pad-to-multiple-of pads exactly and every plan reports shapes and the optimizer source",
+TEST_CASE("pad-to-multiple-of on the command line pads exactly, and every plan reports shapes and the optimizer source",
           "[planner][cli][pad]") {
   TempFile corpus("4000\n1000\n300\n200\n", ".txt");
   const std::string args = kSeed + " --corpus " + corpus.path() + " --no-sweep --max-length 4096";
