@@ -1,7 +1,9 @@
 // Planner benchmarks (printed, not tests), measured side by side on the same machine:
 //  1. one policy over a 1,000,000-sample corpus file (read + truncate + batch + predict every
-//     micro-batch), against `LC_ALL=C sort -n` of the same file;
-//  2. a sweep of 1,000 configurations over the shipped 20,000-sample seed corpus on 2 threads.
+//     micro-batch + track first-seen shapes), against `LC_ALL=C sort -n` of the same file;
+//  2. the first-seen shape tracking alone: the flat ShapeSet against std::set of pairs, on the keys of
+//     the 1M-sample run and of the shipped 20,000-sample corpus;
+//  3. a sweep of 1,000 configurations over the shipped 20,000-sample seed corpus on 2 threads.
 // Usage: plan_bench [--coefficients C.yaml] [--samples N]
 // With --coefficients the calibrated StepModel predicts; otherwise the seed's width-quadratic fit.
 #include <algorithm>
@@ -10,7 +12,10 @@
 #include <cstdlib>
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "cli/coefficients_io.hpp"
 #include "cli/corpus_io.hpp"
@@ -18,6 +23,7 @@
 #include "model/step_model.hpp"
 #include "planner/simulate.hpp"
 #include "planner/sweep.hpp"
+#include "planner/timeline.hpp"
 #include "planner/width_quadratic.hpp"
 
 using namespace stepcast;
@@ -53,6 +59,33 @@ std::string write_corpus(int64_t samples) {
   for (int32_t l : c.lengths) std::fprintf(f, "%d\n", l);
   std::fclose(f);
   return path;
+}
+
+// The shape keys of a schedule's micro-batches, in run order.
+std::vector<model::ShapeKey> shape_keys(const planner::Schedule& s) {
+  std::vector<model::ShapeKey> keys;
+  keys.reserve(static_cast<size_t>(s.num_batches()));
+  for (int64_t b = 0; b < s.num_batches(); ++b) {
+    const auto i = static_cast<size_t>(b);
+    keys.push_back({s.batch_row_begin[i + 1] - s.batch_row_begin[i], s.batch_width[i]});
+  }
+  return keys;
+}
+
+void compare_shape_sets(const char* what, const std::vector<model::ShapeKey>& keys) {
+  int64_t flat_n = 0, tree_n = 0;
+  const double flat_s = best_of(3, [&] {
+    planner::ShapeSet set;
+    for (const auto& k : keys) set.insert(k);
+    flat_n = set.size();
+  });
+  const double tree_s = best_of(3, [&] {
+    std::set<std::pair<int64_t, int64_t>> set;
+    for (const auto& k : keys) set.insert({k.rows, k.width});
+    tree_n = static_cast<int64_t>(set.size());
+  });
+  std::printf("   %-34s %zu micro-batches, %lld shapes: ShapeSet %.4f s, std::set %.4f s (%lld)\n", what, keys.size(),
+              static_cast<long long>(flat_n), flat_s, tree_s, static_cast<long long>(tree_n));
 }
 
 }  // namespace
@@ -94,19 +127,31 @@ int main(int argc, char** argv) {
   });
   std::printf("1. %lld samples (%s)\n", static_cast<long long>(samples), file.c_str());
   std::printf("   LC_ALL=C sort -n            %.3f s (best of 3)\n", sort_s);
-  std::printf("   read + plan pad-to-longest  %.3f s (best of 3; read %.3f s), %lld micro-batches, padding %.2f %%\n",
-              plan_s, read_s, static_cast<long long>(plan.micro_batches), 100 * plan.padding_fraction);
-  for (auto policy : {planner::Policy::bucket_to_pair, planner::Policy::sorted_buckets, planner::Policy::pack}) {
-    planner::BatchingSpec b = one;
-    b.policy = policy;
-    const planner::Corpus corpus = cli::load_corpus_file(file);
-    const double s = best_of(3, [&] { plan = planner::simulate(corpus, b, run, *predictor); });
-    std::printf("   plan %-16s        %.3f s (corpus already read), padding %.3f %%\n", planner::policy_name(policy).c_str(),
-                s, 100 * plan.padding_fraction);
-  }
+  std::printf("   read + plan pad-to-longest  %.3f s (best of 3; read %.3f s), %lld micro-batches, padding %.2f %%, "
+              "%lld shapes\n",
+              plan_s, read_s, static_cast<long long>(plan.micro_batches), 100 * plan.padding_fraction,
+              static_cast<long long>(plan.distinct_shapes));
+  const planner::Corpus corpus = cli::load_corpus_file(file);
+  for (auto policy : {planner::Policy::pad_to_longest, planner::Policy::bucket_to_pair, planner::Policy::sorted_buckets,
+                      planner::Policy::pack})
+    for (int64_t multiple : {1, 64}) {
+      planner::BatchingSpec b = one;
+      b.policy = policy;
+      b.pad_to_multiple_of = multiple;
+      const double s = best_of(3, [&] { plan = planner::simulate(corpus, b, run, *predictor); });
+      std::printf("   plan %-16s m=%-3lld  %.3f s (corpus already read), padding %.3f %%, %lld shapes\n",
+                  planner::policy_name(policy).c_str(), static_cast<long long>(multiple), s, 100 * plan.padding_fraction,
+                  static_cast<long long>(plan.distinct_shapes));
+    }
   std::printf("   ratio plan / sort: %.2f (bar: <= 1)\n", plan_s / sort_s);
 
   const planner::Corpus seed = cli::load_corpus_file(STEPCAST_SCENARIOS "/corpora/seed-like-20k.csv");
+  std::printf("2. first-seen shape tracking alone (best of 3)\n");
+  compare_shape_sets("1M samples, pad-to-longest R2:", shape_keys(planner::build_schedule(corpus, one)));
+  planner::BatchingSpec r1 = one;
+  r1.micro_batch = 1;
+  compare_shape_sets("1M samples, pad-to-longest R1:", shape_keys(planner::build_schedule(corpus, r1)));
+  compare_shape_sets("shipped 20k corpus, R2:", shape_keys(planner::build_schedule(seed, one)));
   std::vector<planner::SweepConfig> configs;
   for (int i = 0; configs.size() < 1000; ++i) {
     const auto policy = static_cast<planner::Policy>(i % 5);
@@ -117,7 +162,7 @@ int main(int argc, char** argv) {
   double sweep_s = 0;
   for (int threads : {1, 2}) {
     sweep_s = seconds([&] { planner::simulate_all(seed, configs, run, *predictor, threads, {}); });
-    std::printf("2. sweep of %zu configurations over %lld samples, %d thread(s): %.3f s (bar: < 10 s on 2 cores)\n",
+    std::printf("3. sweep of %zu configurations over %lld samples, %d thread(s): %.3f s (bar: < 10 s on 2 cores)\n",
                 configs.size(), static_cast<long long>(seed.size()), threads, sweep_s);
   }
   return 0;

@@ -77,12 +77,13 @@ namespace {
 
 bool same_time(double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(std::abs(a), std::abs(b)); }
 
+// Packed rows hold other samples than padded ones, so a packed plan is only ever equivalent to a packed
+// one (e.g. a pad multiple that divides max_length changes nothing).
 bool equivalent(const PlanResult& a, const PlanResult& b) {
-  return a.batching.micro_batch == b.batching.micro_batch && a.accumulation == b.accumulation &&
-         a.batching.max_length == b.batching.max_length &&
-         a.batching.pad_to_multiple_of == b.batching.pad_to_multiple_of && a.processed_tokens == b.processed_tokens &&
-         a.distinct_shapes == b.distinct_shapes &&
-         a.batching.policy != Policy::pack && b.batching.policy != Policy::pack && same_time(a.wall_clock_s, b.wall_clock_s);
+  const bool a_pack = a.batching.policy == Policy::pack, b_pack = b.batching.policy == Policy::pack;
+  return a_pack == b_pack && a.batching.micro_batch == b.batching.micro_batch && a.accumulation == b.accumulation &&
+         a.batching.max_length == b.batching.max_length && a.processed_tokens == b.processed_tokens &&
+         a.distinct_shapes == b.distinct_shapes && same_time(a.wall_clock_s, b.wall_clock_s);
 }
 
 }  // namespace

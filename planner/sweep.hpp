@@ -56,8 +56,8 @@ std::vector<SweepConfig> sweep_configs(const Corpus& corpus, const BatchingSpec&
 bool ranks_before(const PlanResult& a, const PlanResult& b, int64_t baseline_truncated_tokens);
 
 // Sorts `plans` best first and keeps one of each set of equivalent plans (same rows, accumulation,
-// max_length, pad multiple, processed tokens, distinct shapes and wall clock: e.g. every policy at one
-// row per micro-batch).
+// max_length, processed tokens, distinct shapes and wall clock, packed or not: e.g. every padded policy
+// at one row per micro-batch, or a pad multiple that divides every width).
 void rank_plans(std::vector<PlanResult>& plans, int64_t baseline_truncated_tokens);
 
 // progress(done, total) is called from the calling thread only.

@@ -64,6 +64,20 @@ TEST_CASE("ranking: memory, window, no extra truncation, then wall clock", "[pla
   REQUIRE(plans.size() == 2);
   CHECK(plans[0].wall_clock_s == 3);
   CHECK(plans[1].batching.policy == Policy::pad_to_longest);
+  // A packed plan is equivalent to a packed one only: pad multiples that change nothing collapse.
+  std::vector<PlanResult> packed{plan(7, 0), plan(7, 0), plan(7, 0)};
+  packed[0].batching.policy = packed[1].batching.policy = Policy::pack;
+  packed[1].batching.pad_to_multiple_of = 64;
+  rank_plans(packed, 0);
+  REQUIRE(packed.size() == 2);
+  CHECK(packed[0].batching.policy == Policy::pack);
+  CHECK(packed[0].batching.pad_to_multiple_of == 1);
+  CHECK(packed[1].batching.policy == Policy::pad_to_longest);
+  // Different numbers of distinct shapes are different plans even at one wall clock.
+  std::vector<PlanResult> shapes{plan(7, 0), plan(7, 0)};
+  shapes[1].distinct_shapes = 3;
+  rank_plans(shapes, 0);
+  CHECK(shapes.size() == 2);
 }
 
 TEST_CASE("the wall clock of a tiny run adds up by hand", "[planner][simulate]") {
