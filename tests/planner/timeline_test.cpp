@@ -252,3 +252,18 @@ TEST_CASE("the shape set agrees with std::set over many keys and repeats", "[pla
   CHECK(reference.size() > 100000);  // many distinct keys, and many repeats
   CHECK(shapes.size() == static_cast<int64_t>(reference.size()));
 }
+
+TEST_CASE("later epochs meet no new shape", "[planner][timeline]") {
+  // {5,3,8,2,7} at max_length 6, 2 rows: shapes (2,5) (2,6) (1,6); first seen = 2 s each, run start 7 s.
+  const OneOffPredictor p(0.0, 0.0, 1.0, 2.0, 0.0, 7.0, 0.0);
+  RunSpec run;
+  run.epochs = 3;
+  run.gpu_memory_gib = 80;
+  const PlanResult plan = simulate(corpus_of({5, 3, 8, 2, 7}), spec(Policy::pad_to_longest, 2, 6, 1), run, p);
+  CHECK(plan.micro_batches == 9);
+  CHECK(plan.distinct_shapes == 3);
+  CHECK(plan.compute_s == Approx(9.0));
+  CHECK(plan.first_seen_s == Approx(6.0));  // not 18: once per run
+  CHECK(plan.run_start_s == 7.0);
+  CHECK(plan.wall_clock_s == Approx(9.0 + 6.0 + 7.0));
+}
