@@ -1,7 +1,8 @@
 #pragma once
 // `stepcast plan --report FILE.html`: one self-contained HTML file (no scripts, no external files)
 // with inline SVG charts: wall clock by plan, padding by plan, step time vs width, memory vs tokens
-// per micro-batch. Written atomically (temp file + rename).
+// per micro-batch, and a table with every plan's pad multiple, distinct shapes, first-seen seconds and
+// optimizer step. Written atomically (temp file + rename).
 #include <string>
 #include <vector>
 
