@@ -2,14 +2,18 @@
 // harness, harness/) and appends Contract-1 records. Built only when LibTorch is found.
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <iostream>
 #include <sstream>
+#include <utility>
 
 #include "cli/app.hpp"
+#include "cli/corpus_io.hpp"
 #include "cli/model_config.hpp"
 #include "harness/device.hpp"
 #include "harness/model.hpp"
 #include "harness/probes.hpp"
+#include "harness/run_probe.hpp"
 #include "model/counts.hpp"
 #include "model/errors.hpp"
 
@@ -41,6 +45,16 @@ struct MeasureOptions {
   std::string kernel_dir;
   Format format = Format::text;
   std::string command;
+  // The end-to-end run probe (one run per process).
+  std::string run_corpus;      // corpus file (cli/corpus_io.hpp)
+  std::string run_synthetic;   // "SAMPLES:SEED": harness::finetune_mix
+  std::string policy;
+  int64_t micro_batch = 1;
+  int64_t accumulation = 1;
+  int64_t max_length = 4096;
+  int64_t pad_to_multiple_of = 1;
+  int64_t shuffle_seed = -1;   // -1: the synthetic SEED, or 0 with a corpus file
+  std::string run_id;
 };
 
 std::vector<harness::Shape> parse_shapes(const MeasureOptions& o) {
@@ -75,12 +89,120 @@ torch::Device pick_device(const std::string& name) {
   throw InputError("--device '" + name + "'. Violated constraint: auto, cuda or cpu");
 }
 
-void run_measure(const MeasureOptions& o) {
-  const model::ModelShape shape = load_model(o.model);
+void check_lora(const model::ModelShape& shape, const MeasureOptions& o) {
   const auto plan = model::plan_lora(shape, o.lora_targets, o.lora_rank);
   if (!plan.unmatched.empty())
     throw InputError("--lora-targets: '" + plan.unmatched.front() + "' names no nn.Linear module of " + shape.name +
                      ". Violated constraint: a module short name such as q_proj");
+}
+
+harness::BuildOptions build_options(const MeasureOptions& o) {
+  harness::BuildOptions build;
+  build.device = pick_device(o.device);
+  build.dtype = o.dtype == "float32" ? torch::kFloat : torch::kBFloat16;
+  build.lora.rank = o.lora_rank;
+  build.lora.alpha = o.lora_alpha;
+  build.lora.dropout = o.lora_dropout;
+  build.lora.targets = o.lora_targets;
+  build.checkpointing = !o.no_checkpointing;
+  build.seed = static_cast<uint64_t>(o.seed);
+  build.ce_chunk_tokens = o.ce_chunk;
+  return build;
+}
+
+void report_model(const harness::Model& model, const model::ModelShape& shape, const torch::Device& device) {
+  harness::synchronize(device);
+  std::cerr << "measure: built " << model.parameter_count() << " parameters (describe: "
+            << model::count_params(shape).total << "), " << model.lora_modules() << " LoRA modules, "
+            << harness::allocated_bytes(device) / (1 << 20) << " MiB allocated\n";
+}
+
+// "SAMPLES:SEED" of --run-synthetic.
+std::pair<int64_t, int64_t> parse_synthetic(const std::string& text) {
+  const std::string bad = "--run-synthetic '" + text + "'. Violated constraint: SAMPLES:SEED, e.g. 64:7, SAMPLES >= 1";
+  const auto colon = text.find(':');
+  if (colon == std::string::npos) throw InputError(bad);
+  try {
+    size_t used_n = 0, used_s = 0;
+    const int64_t n = std::stoll(text.substr(0, colon), &used_n);
+    const int64_t seed = std::stoll(text.substr(colon + 1), &used_s);
+    if (used_n != colon || used_s != text.size() - colon - 1 || n < 1 || seed < 0) throw InputError(bad);
+    return {n, seed};
+  } catch (const std::logic_error&) {
+    throw InputError(bad);
+  }
+}
+
+// Options of the run probe and its corpus, validated before the model is built.
+std::pair<harness::RunOptions, planner::Corpus> run_setup(const MeasureOptions& o, const model::ModelShape& shape) {
+  Diagnostics d;
+  if (!o.run_corpus.empty() && !o.run_synthetic.empty())
+    d.add("--run-corpus and --run-synthetic. Violated constraint: one corpus per run");
+  if (!o.probes.empty() || !o.points.empty() || !o.shapes.empty() || !o.widths.empty())
+    d.add("--probe/--points/--shapes/--widths with a run. Violated constraint: a run process runs nothing else "
+          "(its first-seen shapes must be new to the process)");
+  const auto policy = planner::parse_policy(o.policy);
+  if (!policy) d.add("--policy '" + o.policy + "'. Violated constraint: a planner policy (pad-to-longest, bucket-to-pair, ...)");
+  d.throw_if_any();
+  harness::RunOptions r;
+  r.model_label = shape.name;
+  r.tier = o.tiers.empty() ? std::string(harness::kDefaultTier) : o.tiers.front();
+  r.batching.policy = *policy;
+  r.batching.micro_batch = o.micro_batch;
+  r.batching.max_length = o.max_length;
+  r.pad_to_multiple_of = o.pad_to_multiple_of;
+  r.accumulation = o.accumulation;
+  r.token_seed = static_cast<uint64_t>(o.seed);
+  r.id = o.run_id;
+  r.out = o.out;
+  r.command = o.command;
+  planner::Corpus corpus;
+  if (!o.run_synthetic.empty()) {
+    const auto [samples, seed] = parse_synthetic(o.run_synthetic);
+    corpus = planner::generate_synthetic(harness::finetune_mix(samples, static_cast<uint64_t>(seed), o.max_length));
+    r.corpus_label = "synthetic-" + std::to_string(samples) + "-" + std::to_string(seed);
+    r.batching.seed = static_cast<uint64_t>(o.shuffle_seed >= 0 ? o.shuffle_seed : seed);
+  } else {
+    corpus = load_corpus_file(o.run_corpus);
+    r.corpus_label = std::filesystem::path(o.run_corpus).stem().string();
+    r.batching.seed = static_cast<uint64_t>(o.shuffle_seed >= 0 ? o.shuffle_seed : 0);
+  }
+  harness::check_run(corpus, r);
+  return {r, corpus};
+}
+
+void run_one_run(const MeasureOptions& o, const model::ModelShape& shape) {
+  const auto [run, corpus] = run_setup(o, shape);
+  const harness::BuildOptions build = build_options(o);
+  const harness::DeviceInfo dev = harness::device_info(build.device);
+  std::cerr << "measure: run " << harness::run_id(run) << " of " << shape.name << " on " << dev.name << ", "
+            << corpus.size() << " samples\n";
+  harness::Model model(shape, build);
+  report_model(model, shape, build.device);
+  const harness::RunSummary s = harness::run_recorded(model, corpus, run, dev);
+  if (o.format == Format::json) {
+    std::cout << nlohmann::json{{"out", o.out},
+                                {"run_id", s.id},
+                                {"micro_batches", s.micro_batches},
+                                {"optimizer_steps", s.optimizer_steps},
+                                {"distinct_shapes", s.distinct_shapes},
+                                {"total_s", s.total_s},
+                                {"optimizer_s", s.optimizer_s},
+                                {"gpu", dev.name}}
+                     .dump(2)
+              << "\n";
+  } else {
+    std::cout << "run " << s.id << ": " << s.micro_batches << " micro-batches, " << s.optimizer_steps
+              << " optimizer steps, " << s.distinct_shapes << " distinct shapes, " << s.total_s << " s (optimizer "
+              << s.optimizer_s << " s); records appended to " << o.out << "\n";
+  }
+}
+
+void run_measure(const MeasureOptions& o) {
+  const model::ModelShape shape = load_model(o.model);
+  check_lora(shape, o);
+  if (!o.run_corpus.empty() || !o.run_synthetic.empty()) return run_one_run(o, shape);
+  if (!o.policy.empty()) throw InputError("--policy without a run. Violated constraint: --run-corpus or --run-synthetic");
   harness::SweepOptions sweep;
   sweep.model_label = shape.name;
   if (o.probes.empty() && o.points.empty())
@@ -99,24 +221,12 @@ void run_measure(const MeasureOptions& o) {
   sweep.command = o.command;
   const auto points = harness::plan_points(sweep);  // bad input fails before a 50 GB model is built
 
-  harness::BuildOptions build;
-  build.device = pick_device(o.device);
-  build.dtype = o.dtype == "float32" ? torch::kFloat : torch::kBFloat16;
-  build.lora.rank = o.lora_rank;
-  build.lora.alpha = o.lora_alpha;
-  build.lora.dropout = o.lora_dropout;
-  build.lora.targets = o.lora_targets;
-  build.checkpointing = !o.no_checkpointing;
-  build.seed = static_cast<uint64_t>(o.seed);
-  build.ce_chunk_tokens = o.ce_chunk;
+  const harness::BuildOptions build = build_options(o);
   const harness::DeviceInfo dev = harness::device_info(build.device);
   std::cerr << "measure: " << shape.name << " on " << dev.name << " (" << (dev.arch.empty() ? "cpu" : dev.arch)
             << ", LibTorch " << dev.torch_version << "), " << points.size() << " points\n";
   harness::Model model(shape, build);
-  harness::synchronize(build.device);
-  std::cerr << "measure: built " << model.parameter_count() << " parameters (describe: "
-            << model::count_params(shape).total << "), " << model.lora_modules() << " LoRA modules, "
-            << harness::allocated_bytes(build.device) / (1 << 20) << " MiB allocated\n";
+  report_model(model, shape, build.device);
   std::unique_ptr<harness::ActivitySource> activity = harness::make_cupti_source();
   const harness::SweepSummary s = harness::run_sweep(model, sweep, dev, activity.get());
   if (o.format == Format::json) {
@@ -143,14 +253,24 @@ void add_measure_command(CLI::App& app) {
       "Tiers: <attention>/<experts>[/extra]: sdpa-auto|sdpa-flash|sdpa-efficient|sdpa-cudnn|sdpa-math,\n"
       "loop|grouped, extras ce-chunked, mask-explicit, gqa-expand, gqa-native. The default,\n"
       "sdpa-auto/grouped/gqa-expand, behaves like transformers 5.17 + peft with attn_implementation=\"sdpa\"\n"
-      "(docs/harness.md). Re-running skips points already in --out.\n\n"
+      "(docs/harness.md). Re-running skips points already in --out.\n"
+      "host-floor: small widths where the host bounds the step, with launches_per_step (CUPTI) and\n"
+      "host_wall_s; the point `host-floor` expands to widths 128,256,512,1024 x rows 1,2,4,8.\n"
+      "first-seen: a shape new to the process, its very first step timed apart (first_step_s); put one first\n"
+      "to measure the process start (the primer then runs after it).\n"
+      "Run probe (--run-corpus or --run-synthetic, one run per process, no other probe): a real LoRA run over\n"
+      "the planner's micro-batches (AdamW lr 1e-4, clip 1.0, no warm-up), one `run` record per micro-batch.\n\n"
       "Examples:\n"
       "  stepcast measure --model gemma-4-26b-a4b --probe scaling --shapes 1x2048,2x4096,1x16384 --out h200.jsonl\n"
       "  stepcast measure --model gemma-4-26b-a4b --probe padding --shapes 2x8192 --padding 0.25,0.5 \\\n"
       "      --tiers sdpa-auto/loop,sdpa-efficient/grouped --out h200.jsonl\n"
       "  stepcast measure --model gemma-4-26b-a4b --probe kernels,ce --widths 4096 --rows 2 --out h200.jsonl\n"
       "  stepcast measure --model gemma-4-26b-a4b --out h200.jsonl \\\n"
-      "      --points scaling:1x2048,padding:8x2048:0.37,scaling:2x4096:sdpa-efficient/grouped");
+      "      --points scaling:1x2048,padding:8x2048:0.37,scaling:2x4096:sdpa-efficient/grouped\n"
+      "  stepcast measure --model gemma-4-26b-a4b --points first-seen:1x384,first-seen:2x768,host-floor \\\n"
+      "      --warmup 1 --repetitions 3 --out host.jsonl\n"
+      "  stepcast measure --model gemma-4-26b-a4b --run-synthetic 64:7 --policy bucket-to-pair --micro-batch 2 \\\n"
+      "      --accumulation 4 --max-length 4096 --out host.jsonl");
   cmd->add_option("--model", opts->model, "Model name under scenarios/models or a config.json path")->required();
   cmd->add_option("--probe", opts->probes, "Probes to run on every shape: scaling, padding, ce, kernels")->delimiter(',');
   cmd->add_option("--points", opts->points, "Explicit points PROBE:ROWSxWIDTH[:PADDING][:TIER], e.g. padding:2x4096:0.25")
@@ -176,6 +296,17 @@ void add_measure_command(CLI::App& app) {
   cmd->add_option("--seed", opts->seed, "Seed of the random weights and tokens")->capture_default_str();
   cmd->add_option("--ce-chunk", opts->ce_chunk, "Tokens per chunk of the ce-chunked tier")->capture_default_str();
   cmd->add_option("--kernel-dir", opts->kernel_dir, "Folder of the kernel tables (default: OUT without .jsonl + .kernels)");
+  cmd->add_option("--run-corpus", opts->run_corpus, "Run probe: corpus file (lengths, or CSV length[,kept][,root])");
+  cmd->add_option("--run-synthetic", opts->run_synthetic,
+                  "Run probe: SAMPLES:SEED of the synthetic fine-tuning mix (median ~700 tokens, docs/harness.md)");
+  cmd->add_option("--policy", opts->policy, "Run probe: batching policy (planner), e.g. pad-to-longest, bucket-to-pair");
+  cmd->add_option("--micro-batch", opts->micro_batch, "Run probe: rows per micro-batch")->capture_default_str();
+  cmd->add_option("--accumulation", opts->accumulation, "Run probe: micro-batches per optimizer step")->capture_default_str();
+  cmd->add_option("--max-length", opts->max_length, "Run probe: samples truncated to this many tokens")->capture_default_str();
+  cmd->add_option("--pad-to-multiple-of", opts->pad_to_multiple_of, "Run probe: round each width up to a multiple (1: off)")
+      ->capture_default_str();
+  cmd->add_option("--shuffle-seed", opts->shuffle_seed, "Run probe: seed of the policy's shuffles (default: the synthetic SEED, or 0)");
+  cmd->add_option("--run-id", opts->run_id, "Run probe: the run's id (default CORPUS/POLICY[/pad-M])");
   add_format_option(cmd, opts->format);
   cmd->callback([opts, cmd]() {
     std::ostringstream line;

@@ -246,6 +246,8 @@ struct Model::Impl {
   bool adapters_on = true;
   std::map<std::string, LayerTypeInfo> info;
   std::unique_ptr<StepContext> ctx;
+  std::set<std::pair<int64_t, int64_t>> shapes_run;  // rows x width of every forward
+  int64_t forwards = 0;
 
   Impl(const model::ModelShape& s, const BuildOptions& o) : shape(s), opt(o), checkpointing(o.checkpointing) {
     gemma = shape.model_type.rfind("gemma", 0) == 0;
@@ -522,6 +524,8 @@ struct Model::Impl {
 
   Tensor body(const Batch& b, const Tier& tier) {
     apply_attention_backend(tier);
+    shapes_run.emplace(static_cast<int64_t>(b.rows.size()), b.width);
+    ++forwards;
     ctx = std::make_unique<StepContext>();
     StepContext& c = *ctx;
     c.training = torch::GradMode::is_enabled();
@@ -592,9 +596,13 @@ torch::Tensor Model::loss(const Batch& batch, const Tier& tier) {
   return impl_->ce(h, batch.labels, tier);
 }
 
-torch::Tensor Model::step(const Batch& batch, const Tier& tier) {
+torch::Tensor Model::step(const Batch& batch, const Tier& tier, double loss_scale) {
   Tensor l = loss(batch, tier);
-  l.backward();
+  if (loss_scale == 1.0) {
+    l.backward();
+  } else {
+    (l * loss_scale).backward();
+  }
   impl_->ctx.reset();  // masks, RoPE tables and segments: back to the baseline
   return l.detach();
 }
@@ -648,6 +656,8 @@ void Model::set_checkpointing(bool on) { impl_->checkpointing = on; }
 void Model::set_adapters_enabled(bool on) { impl_->adapters_on = on; }
 const std::map<std::string, LayerTypeInfo>& Model::layer_info() const { return impl_->info; }
 const model::ModelShape& Model::shape() const { return impl_->shape; }
+bool Model::seen(int64_t rows, int64_t width) const { return impl_->shapes_run.count({rows, width}) > 0; }
+int64_t Model::forwards() const { return impl_->forwards; }
 const BuildOptions& Model::options() const { return impl_->opt; }
 
 }  // namespace stepcast::harness

@@ -10,7 +10,9 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "harness/tier.hpp"
@@ -75,7 +77,9 @@ class Model {
   // this model: the checkpointed segments (and the masks they recompute with) live in the model until then.
   torch::Tensor loss(const Batch& batch, const Tier& tier);
   // One forward + backward (gradients accumulate into the adapters). Returns the loss, detached.
-  torch::Tensor step(const Batch& batch, const Tier& tier);
+  // `loss_scale` multiplies the loss before backward (1 / accumulation in a real run); the returned loss
+  // is unscaled.
+  torch::Tensor step(const Batch& batch, const Tier& tier, double loss_scale = 1.0);
   // Final-norm hidden states [R, W, hidden] (no grad graph needed by callers: the CE probe detaches).
   torch::Tensor hidden(const Batch& batch, const Tier& tier);
   // Softcapped fp32 logits [R, W, vocab] (tests: the inert-adapter gate).
@@ -92,6 +96,11 @@ class Model {
   void set_checkpointing(bool on);
   void set_adapters_enabled(bool on);
   const std::map<std::string, LayerTypeInfo>& layer_info() const;
+  // Every rows x width this model has run a forward at (step, loss, hidden, logits), and how many forwards:
+  // per-shape kernel plans (cuBLAS heuristics, SDPA and grouped-GEMM choices, RoPE tables) are built on the
+  // first forward at a shape, which is what the first-seen probe and the run probe's `first_seen` observe.
+  bool seen(int64_t rows, int64_t width) const;
+  int64_t forwards() const;
   const model::ModelShape& shape() const;
   const BuildOptions& options() const;
 

@@ -21,7 +21,7 @@ namespace fs = std::filesystem;
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 const std::set<std::string>& known_probes() {
-  static const std::set<std::string> probes = {"scaling", "padding", "ce", "kernels"};
+  static const std::set<std::string> probes = {"scaling", "padding", "ce", "kernels", "host-floor", "first-seen"};
   return probes;
 }
 
@@ -68,22 +68,69 @@ nlohmann::json tier_details(const Tier& tier, const Model& model) {
           {"layer_types", layers}};
 }
 
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
 struct PointResult {
   std::vector<double> times_s;
+  std::vector<double> host_times_s;  // host wall clock of each timed step, before synchronising
+  double first_step_s = -1;          // first-seen: host wall clock of the first step, synchronised
+  double first_step_event_s = -1;    // first-seen: the same step between CUDA events
+  double first_step_host_s = -1;     // first-seen: the same step's host wall clock before synchronising
+  bool first_in_process = false;
+  int64_t launches_per_step = -1;    // host-floor: kernels of one step under CUPTI (-1: no activity source)
+  nlohmann::json launch_counts;
   std::vector<double> ce_times_s;
   double loss = 0;
   int64_t peak_bytes = 0;
   nlohmann::json kernels;  // launch counts + table file, kernels probe only
 };
 
-double timed_step(Model& model, const Batch& batch, const Tier& tier, StepTimer& timer, double* loss) {
+// One step between CUDA events; `host_s` gets the host's wall clock from before the forward is issued to the
+// return of backward, before synchronising.
+double timed_step(Model& model, const Batch& batch, const Tier& tier, StepTimer& timer, double* loss,
+                  double* host_s = nullptr) {
   model.zero_grad();
   timer.start();
+  const auto h0 = std::chrono::steady_clock::now();
   torch::Tensor l = model.step(batch, tier);
+  const double host = seconds_since(h0);
   timer.stop();
   const double s = timer.seconds();
+  if (host_s != nullptr) *host_s = host;
   if (loss != nullptr) *loss = l.item<double>();
   return s;
+}
+
+// The very first step at a shape: the host waits for the device before and after, so the wall clock holds
+// everything the step costs (plans, workspaces, the device work), and CUDA events time the device side.
+void first_step(Model& model, const Batch& batch, const Tier& tier, StepTimer& timer, PointResult& r) {
+  const torch::Device device = model.options().device;
+  model.zero_grad();
+  synchronize(device);
+  r.first_in_process = model.forwards() == 0;
+  const auto h0 = std::chrono::steady_clock::now();
+  timer.start();
+  model.step(batch, tier);
+  r.first_step_host_s = seconds_since(h0);
+  timer.stop();
+  synchronize(device);
+  r.first_step_s = seconds_since(h0);
+  r.first_step_event_s = timer.seconds();
+  model.zero_grad();
+}
+
+// Kernel launches of one step under the activity source (no table: only the counts).
+void count_step_launches(Model& model, const Batch& batch, const Tier& tier, ActivitySource& activity,
+                         PointResult& r) {
+  model.zero_grad();
+  activity.start();
+  model.step(batch, tier);
+  const LaunchCounts c = count_launches(activity.stop());
+  model.zero_grad();
+  r.launches_per_step = c.kernels;
+  r.launch_counts = {{"kernel", c.kernels}, {"memcpy", c.memcpy}, {"memset", c.memset}, {"short_kernels", c.short_kernels}};
 }
 
 // The CE alone on the final hidden states of this batch: forward (fp32 logits, softcap, CE) + backward.
@@ -136,20 +183,28 @@ PointResult measure_point(Model& model, const PointSpec& p, const Tier& tier, co
   PointResult r;
   Batch batch = make_batch(p.rows, p.width, model.shape().vocab_size, o.seed, device);
   StepTimer timer(device);
+  if (p.probe == "first-seen") first_step(model, batch, tier, timer, r);
   for (int64_t i = 0; i < o.warmup; ++i) timed_step(model, batch, tier, timer, nullptr);
   model.zero_grad();
   synchronize(device);
   reset_peak(device);
-  for (int64_t i = 0; i < o.repetitions; ++i) r.times_s.push_back(timed_step(model, batch, tier, timer, &r.loss));
+  for (int64_t i = 0; i < o.repetitions; ++i) {
+    double host = 0;
+    r.times_s.push_back(timed_step(model, batch, tier, timer, &r.loss, &host));
+    r.host_times_s.push_back(host);
+  }
   r.peak_bytes = peak_allocated_bytes(device);
   model.zero_grad();
   if (p.probe == "ce") r.ce_times_s = time_ce(model, batch, tier, o, timer);
   if (p.probe == "kernels" && activity != nullptr) r.kernels = capture_kernels(model, batch, tier, p, o, dev, *activity);
+  if (p.probe == "host-floor" && activity != nullptr) count_step_launches(model, batch, tier, *activity, r);
   return r;
 }
 
-calibrate::Record base_record(const PointSpec& p, const SweepOptions& o, const DeviceInfo& dev, const Model& model,
-                              const Tier& tier) {
+}  // namespace
+
+calibrate::Record point_record(const PointSpec& p, const SweepOptions& o, const DeviceInfo& dev, const Model& model,
+                               const Tier& tier) {
   calibrate::Record rec;
   rec.model = o.model_label;
   rec.gpu = dev.name;
@@ -181,9 +236,45 @@ calibrate::Record base_record(const PointSpec& p, const SweepOptions& o, const D
   return rec;
 }
 
+namespace {
+
+void add_result(const PointResult& r, calibrate::Record& rec) {
+  rec.step_s = median(r.times_s);
+  rec.extra["times_s"] = r.times_s;
+  rec.extra["host_wall_s"] = median(r.host_times_s);
+  rec.extra["host_wall_times_s"] = r.host_times_s;
+  rec.extra["loss"] = r.loss;
+  if (r.first_step_s >= 0) {
+    rec.extra["first_seen"] = true;
+    rec.extra["first_step_s"] = r.first_step_s;
+    rec.extra["first_step_event_s"] = r.first_step_event_s;
+    rec.extra["first_step_host_wall_s"] = r.first_step_host_s;
+    rec.extra["first_in_process"] = r.first_in_process;
+  }
+  if (r.launches_per_step >= 0) {
+    rec.extra["launches_per_step"] = r.launches_per_step;
+    rec.extra["launch_counts"] = r.launch_counts;
+  }
+  if (!r.ce_times_s.empty()) {
+    rec.extra["ce_s"] = median(r.ce_times_s);
+    rec.extra["ce_times_s"] = r.ce_times_s;
+  }
+  if (!r.kernels.is_null()) rec.extra["kernels"] = r.kernels;
+}
+
 void print_progress(size_t index, size_t total, const PointSpec& p, const std::string& outcome) {
   std::cerr << "[" << index << "/" << total << "] " << p.probe << " " << p.tier << " " << p.rows.size() << "x"
             << p.width << " (rows " << rows_text(p.rows) << "): " << outcome << std::endl;
+}
+
+// The primer's width: 256 unless a first-seen point needs 1 x 256 new, then the next free multiple of 64.
+int64_t primer_width(const std::vector<PointSpec>& points) {
+  std::set<int64_t> taken;
+  for (const auto& p : points)
+    if (p.probe == "first-seen" && p.rows.size() == 1) taken.insert(p.width);
+  int64_t width = 256;
+  while (taken.count(width)) width += 64;
+  return width;
 }
 
 // One short step per tier still to measure (errors are left for the points themselves to report).
@@ -191,7 +282,7 @@ void prime(Model& model, const std::vector<PointSpec>& points, const std::set<st
   std::set<std::string> tiers;
   for (const auto& p : points)
     if (!done.count(p.key())) tiers.insert(p.tier);
-  const int64_t width = 256;
+  const int64_t width = primer_width(points);
   for (const auto& t : tiers) {
     try {
       Batch b = make_batch({width}, width, model.shape().vocab_size, 1, model.options().device);
@@ -224,10 +315,23 @@ std::vector<std::string> split(const std::string& text, char sep) {
   return parts;
 }
 
+void parse_point(const std::string& text, const SweepOptions& o, std::vector<PointSpec>& out, Diagnostics& d);
+
+// "host-floor[:TIER]": the preset grid, widths outer.
+void expand_host_floor(const std::vector<std::string>& f, const SweepOptions& o, std::vector<PointSpec>& out,
+                       Diagnostics& d) {
+  const std::string tier = f.size() == 2 ? ":" + f[1] : "";
+  for (int64_t w : kHostFloorWidths)
+    for (int64_t r : kHostFloorRows)
+      parse_point("host-floor:" + std::to_string(r) + "x" + std::to_string(w) + tier, o, out, d);
+}
+
 // "PROBE:RxW[:PADDING][:TIER]"; problems go to `d`.
 void parse_point(const std::string& text, const SweepOptions& o, std::vector<PointSpec>& out, Diagnostics& d) {
   const std::vector<std::string> f = split(text, ':');
   const std::string bad = "--points '" + text + "'. Violated constraint: PROBE:ROWSxWIDTH[:PADDING][:TIER]";
+  if (!f.empty() && f[0] == "host-floor" && (f.size() == 1 || (f.size() == 2 && f[1].find('x') == std::string::npos)))
+    return expand_host_floor(f, o, out, d);
   if (f.size() < 2 || f.size() > 4 || !known_probes().count(f[0])) return d.add(bad);
   try {
     const auto x = f[1].find('x');
@@ -245,12 +349,29 @@ void parse_point(const std::string& text, const SweepOptions& o, std::vector<Poi
       }
     }
     if (rows < 1 || width < 2 || pad < 0 || pad >= 1) return d.add(bad);
+    if (f[0] == "first-seen" && pad != 0)
+      return d.add("--points '" + text + "'. Violated constraint: a first-seen point is unpadded (PADDING 0)");
     out.push_back(make_point(f[0], tier, rows, width, pad));
   } catch (const InputError& e) {
     for (const auto& line : e.problems()) d.add("--points '" + text + "': " + line);
   } catch (const std::exception&) {
     d.add(bad);
   }
+}
+
+// A first-seen point's rows x width must not have run earlier in the sweep (any probe, any tier).
+void check_first_seen(const std::vector<PointSpec>& points) {
+  Diagnostics d;
+  std::set<std::pair<int64_t, int64_t>> earlier;
+  for (const auto& p : points) {
+    const std::pair<int64_t, int64_t> shape{static_cast<int64_t>(p.rows.size()), p.width};
+    if (p.probe == "first-seen" && earlier.count(shape))
+      d.add("--points 'first-seen:" + std::to_string(shape.first) + "x" + std::to_string(shape.second) +
+            "'. Violated constraint: a shape new to the process (an earlier point of this sweep runs " +
+            std::to_string(shape.first) + "x" + std::to_string(shape.second) + "; put the first-seen point first)");
+    earlier.insert(shape);
+  }
+  d.throw_if_any();
 }
 
 }  // namespace
@@ -285,7 +406,7 @@ std::vector<PointSpec> plan_points(const SweepOptions& o) {
   Diagnostics d;
   for (const auto& probe : o.probes)
     if (!known_probes().count(probe))
-      d.add("--probe '" + probe + "'. Violated constraint: one of scaling, padding, ce, kernels");
+      d.add("--probe '" + probe + "'. Violated constraint: one of scaling, padding, ce, kernels, host-floor, first-seen");
   for (const auto& t : o.tiers) {
     try {
       parse_tier(t);
@@ -317,6 +438,7 @@ std::vector<PointSpec> plan_points(const SweepOptions& o) {
   }
   for (const auto& p : explicit_points)
     if (o.max_tokens <= 0 || static_cast<int64_t>(p.rows.size()) * p.width <= o.max_tokens) points.push_back(p);
+  check_first_seen(points);
   return points;
 }
 
@@ -331,6 +453,34 @@ std::vector<std::string> measured_keys(const std::string& path) {
   return keys;
 }
 
+namespace {
+
+// The baseline of allocated memory every point must start and end at, taken after the primer.
+int64_t take_baseline(Model& model, const std::vector<PointSpec>& points, const std::set<std::string>& done,
+                      bool primer) {
+  const torch::Device device = model.options().device;
+  if (primer) prime(model, points, done);
+  model.zero_grad();
+  synchronize(device);
+  release_cached(device);
+  return allocated_bytes(device);
+}
+
+std::string outcome_text(const calibrate::Record& rec, const SweepOptions& o, const DeviceInfo& dev) {
+  std::string outcome = "step " + fixed(*rec.step_s, 3) + " s (median of " + std::to_string(o.repetitions) + ")" +
+                        (dev.cuda ? ", peak " + fixed(*rec.peak_gib, 2) + " GiB" : "");
+  if (rec.extra.contains("ce_s")) outcome += ", CE " + fixed(rec.extra["ce_s"].get<double>() * 1e3, 1) + " ms";
+  if (rec.extra.contains("first_step_s"))
+    outcome += ", first step " + fixed(rec.extra["first_step_s"].get<double>(), 3) + " s" +
+               (rec.extra["first_in_process"].get<bool>() ? " (first in process)" : "");
+  if (rec.extra.contains("launches_per_step"))
+    outcome += ", " + std::to_string(rec.extra["launches_per_step"].get<int64_t>()) + " launches";
+  outcome += ", host " + fixed(rec.extra["host_wall_s"].get<double>(), 3) + " s";
+  return outcome;
+}
+
+}  // namespace
+
 SweepSummary run_sweep(Model& model, const SweepOptions& o, const DeviceInfo& dev, ActivitySource* activity) {
   const std::vector<PointSpec> points = plan_points(o);
   const std::vector<std::string> done_list = measured_keys(o.out);
@@ -338,11 +488,13 @@ SweepSummary run_sweep(Model& model, const SweepOptions& o, const DeviceInfo& de
   const torch::Device device = model.options().device;
   SweepSummary summary;
   const auto sweep_start = std::chrono::steady_clock::now();
-  if (o.primer) prime(model, points, done);
-  model.zero_grad();
-  synchronize(device);
-  release_cached(device);
-  const int64_t baseline = allocated_bytes(device);
+  // A first-seen point that would be the process's first forward runs before the primer (the primer would
+  // otherwise pay the process start for it); the primer and the baseline follow that point.
+  size_t first_pending = 0;
+  while (first_pending < points.size() && done.count(points[first_pending].key())) ++first_pending;
+  const bool start_point = first_pending < points.size() && points[first_pending].probe == "first-seen" &&
+                           model.forwards() == 0;
+  int64_t baseline = start_point ? -1 : take_baseline(model, points, done, o.primer);
   for (size_t i = 0; i < points.size(); ++i) {
     const PointSpec& p = points[i];
     if (done.count(p.key())) {
@@ -350,28 +502,25 @@ SweepSummary run_sweep(Model& model, const SweepOptions& o, const DeviceInfo& de
       print_progress(i + 1, points.size(), p, "already measured, skipped");
       continue;
     }
+    if (p.probe == "first-seen" && model.seen(static_cast<int64_t>(p.rows.size()), p.width)) {
+      ++summary.failed;
+      print_progress(i + 1, points.size(), p,
+                     "FAILED (no record): refused, this process has already run " + std::to_string(p.rows.size()) +
+                         "x" + std::to_string(p.width) + "; a first-seen point needs a shape new to the process");
+      continue;
+    }
     const Tier tier = parse_tier(p.tier);
     const int64_t before = allocated_bytes(device);
-    calibrate::Record rec = base_record(p, o, dev, model, tier);
-    rec.extra["baseline_gib"] = static_cast<double>(baseline) / kGiB;
-    bool ok = before == baseline;
+    calibrate::Record rec = point_record(p, o, dev, model, tier);
+    // The process-start point starts below the baseline (no library workspaces yet): only its end is checked.
+    bool ok = baseline < 0 || before == baseline;
     std::string outcome;
     try {
       PointResult r = measure_point(model, p, tier, o, dev, activity);
-      rec = base_record(p, o, dev, model, tier);  // again: layer_info now holds this point's backends
-      rec.extra["baseline_gib"] = static_cast<double>(baseline) / kGiB;
-      rec.step_s = median(r.times_s);
-      rec.extra["times_s"] = r.times_s;
-      rec.extra["loss"] = r.loss;
+      rec = point_record(p, o, dev, model, tier);  // again: layer_info now holds this point's backends
+      add_result(r, rec);
       if (dev.cuda) rec.peak_gib = static_cast<double>(r.peak_bytes) / kGiB;
-      if (!r.ce_times_s.empty()) {
-        rec.extra["ce_s"] = median(r.ce_times_s);
-        rec.extra["ce_times_s"] = r.ce_times_s;
-      }
-      if (!r.kernels.is_null()) rec.extra["kernels"] = r.kernels;
-      outcome = "step " + fixed(*rec.step_s, 3) + " s (median of " + std::to_string(o.repetitions) + ")" +
-                (dev.cuda ? ", peak " + fixed(*rec.peak_gib, 2) + " GiB" : "");
-      if (rec.extra.contains("ce_s")) outcome += ", CE " + fixed(rec.extra["ce_s"].get<double>() * 1e3, 1) + " ms";
+      outcome = outcome_text(rec, o, dev);
       ++summary.measured;
     } catch (const std::exception& e) {
       if (!is_oom(e)) {
@@ -380,6 +529,7 @@ SweepSummary run_sweep(Model& model, const SweepOptions& o, const DeviceInfo& de
         print_progress(i + 1, points.size(), p, "FAILED (no record): " + what.substr(0, what.find('\n')));
         model.zero_grad();
         release_cached(device);
+        if (baseline < 0) baseline = take_baseline(model, points, done, o.primer);
         continue;
       }
       rec.oom = true;
@@ -390,6 +540,8 @@ SweepSummary run_sweep(Model& model, const SweepOptions& o, const DeviceInfo& de
     synchronize(device);
     release_cached(device);
     const int64_t after = allocated_bytes(device);
+    if (baseline < 0) baseline = take_baseline(model, points, done, o.primer);
+    rec.extra["baseline_gib"] = static_cast<double>(baseline) / kGiB;
     // A peak is only trusted when the point started and ended at the baseline (after an OOM, leaked
     // blocks would inflate every later peak).
     ok = ok && after == baseline;

@@ -4,6 +4,16 @@
 //   padding  - the same shapes with a share of pad tokens (right-padded rows, explicit 4-D masks)
 //   ce       - a full step plus the cross-entropy alone (fp32 logits, softcap, CE; forward + backward)
 //   kernels  - a full step plus one more under CUPTI: kernel table and launch counts beside the records
+//   host-floor - small widths (128-1,024) where the host, not the GPU, bounds the step: the usual timing plus
+//              `launches_per_step` (one more step under CUPTI, when available) and `host_wall_s`. The
+//              point `host-floor` alone expands to kHostFloorWidths x kHostFloorRows.
+//   first-seen - a shape new to the process: the very first step is timed on its own (`first_step_s`, host
+//              wall clock with synchronisation; `first_step_event_s`, CUDA events), then the usual warm-up
+//              and repetitions; `first_in_process` says whether it was the process's first forward. A
+//              shape the process has already run is refused. When the sweep's first point is first-seen
+//              the primer step runs after it, not before, so that the point sees the process start.
+// Every point also records `host_wall_s`: the host's wall clock from before the forward is issued to the
+// return of backward, before any synchronisation (how long the host needs to issue the step).
 // Each point: warm-up steps, N timed steps (CUDA events), the median; the peak from the caching
 // allocator (reset after warm-up); the allocated-memory baseline checked before the point and after an
 // OOM; an OOM is an `oom: true` record and the sweep goes on; a re-run skips points already in the file.
@@ -11,12 +21,17 @@
 #include <string>
 #include <vector>
 
+#include "calibrate/records.hpp"
 #include "harness/activity.hpp"
 #include "harness/device.hpp"
 #include "harness/model.hpp"
 #include "harness/tier.hpp"
 
 namespace stepcast::harness {
+
+// The host-floor preset: every width x every rows, in this order (widths outer).
+inline constexpr int64_t kHostFloorWidths[] = {128, 256, 512, 1024};
+inline constexpr int64_t kHostFloorRows[] = {1, 2, 4, 8};
 
 struct Shape {
   int64_t rows = 1;
@@ -30,7 +45,8 @@ struct SweepOptions {
   std::vector<double> padding = {0.25, 0.5};   // padding probe: share of the R x W tokens that are pads
   std::vector<std::string> tiers = {kDefaultTier};
   // Explicit points after the probes x shapes x tiers product: "PROBE:RxW[:PADDING][:TIER]", e.g.
-  // "padding:2x4096:0.25:sdpa-efficient/grouped" (TIER defaults to the first of `tiers`).
+  // "padding:2x4096:0.25:sdpa-efficient/grouped" (TIER defaults to the first of `tiers`). The point
+  // "host-floor[:TIER]" expands to the host-floor preset.
   std::vector<std::string> points;
   int64_t warmup = 1;
   int64_t repetitions = 3;
@@ -78,5 +94,9 @@ struct SweepSummary {
 SweepSummary run_sweep(Model& model, const SweepOptions& options, const DeviceInfo& device, ActivitySource* activity);
 
 double median(std::vector<double> values);
+
+// The fields every harness record carries (Contract 1 plus provenance: source, versions, LoRA, tier).
+calibrate::Record point_record(const PointSpec& p, const SweepOptions& o, const DeviceInfo& dev, const Model& model,
+                               const Tier& tier);
 
 }  // namespace stepcast::harness

@@ -23,6 +23,14 @@ TEST_CASE("measure: bad input exits 2 with a message, before any model is built"
       {"--probe scaling --shapes 1by64", "--shapes '1by64'"},
       {"--probe scaling --shapes 1x64 --padding 1.5", "0 <= padding < 1"},
       {"--probe scaling --shapes 1x64 --lora-targets q_projj", "q_projj"},
+      {"--points first-seen:1x64,first-seen:1x64", "a shape new to the process"},
+      {"--run-synthetic 64 --policy pad-to-longest", "--run-synthetic '64'"},
+      {"--run-synthetic 64:7 --policy longest", "--policy 'longest'"},
+      {"--run-synthetic 64:7 --policy pad-to-longest --points host-floor", "a run process runs nothing else"},
+      {"--run-synthetic 64:7 --policy pack", "--policy pack"},
+      {"--run-synthetic 64:7 --policy pad-to-longest --accumulation 0", "--accumulation = 0"},
+      {"--run-corpus /nonexistent/corpus.txt --policy pad-to-longest", "corpus.txt"},
+      {"--policy pad-to-longest --probe scaling --shapes 1x64", "--policy without a run"},
   }));
   CAPTURE(args);
   stepcast::testing::TempFile out("", ".jsonl");
@@ -45,4 +53,27 @@ TEST_CASE("measure: a tiny CPU run writes records", "[harness][cli]") {
   REQUIRE(records.size() == 2);
   CHECK(records[1].rows == std::vector<int64_t>{32, 2});
   CHECK(records[0].extra["source"].get<std::string>().find("stepcast measure") != std::string::npos);
+}
+
+TEST_CASE("measure with a tiny CPU run probe writes one record per micro-batch", "[harness][cli][run]") {
+  const std::string model = std::string(STEPCAST_TEST_DATA) + "/configs/tiny-llama.json";
+  stepcast::testing::TempFile out("", ".jsonl");
+  std::filesystem::remove(out.path());
+  const std::string args = "measure --model " + model + " --device cpu --dtype float32 --tiers sdpa-auto/loop " +
+                           "--run-synthetic 9:3 --policy bucket-to-pair --micro-batch 2 --accumulation 2 " +
+                           "--max-length 48 --format json --out " + out.path();
+  const auto r = run_cli(args);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("\"micro_batches\": 5") != std::string::npos);
+  CHECK(r.out.find("\"optimizer_steps\": 3") != std::string::npos);
+  CHECK(r.err.find("micro-batch 5/5") != std::string::npos);
+  const auto records = stepcast::calibrate::read_records(out.path());
+  REQUIRE(records.size() == 5);
+  CHECK(records[0].extra["run"]["id"] == "synthetic-9-3/bucket-to-pair");
+  CHECK(records[0].extra["run"]["corpus_lengths"].size() == 9);
+  CHECK(records[4].extra["run"]["seed"] == 3);
+  const auto again = run_cli(args);  // the same run id into the same file: refused, nothing appended
+  CHECK(again.exit_code == 2);
+  CHECK(again.err.find("already recorded") != std::string::npos);
+  CHECK(stepcast::calibrate::read_records(out.path()).size() == 5);
 }

@@ -4,12 +4,13 @@
 #include <fstream>
 
 #include "calibrate/records.hpp"
-#include "catch.hpp"
 #include "cli/model_config.hpp"
 #include "harness/activity.hpp"
 #include "harness/probes.hpp"
 #include "model/errors.hpp"
 #include "temp_file.hpp"
+// After the Torch headers: glog (Debian's LibTorch) defines its own CHECK, Catch's must win.
+#include "catch.hpp"
 
 namespace h = stepcast::harness;
 

@@ -1,0 +1,201 @@
+#include "harness/run_probe.hpp"
+
+#include <chrono>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <set>
+#include <sstream>
+#include <utility>
+
+#include "calibrate/records.hpp"
+#include "calibrate/run_records.hpp"
+#include "harness/probes.hpp"
+#include "model/errors.hpp"
+
+namespace stepcast::harness {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::string fixed(double v, int digits) {
+  std::ostringstream ss;
+  ss << std::fixed << std::setprecision(digits) << v;
+  return ss.str();
+}
+
+// The common fields of a harness record for one micro-batch (provenance, versions, LoRA, tier).
+calibrate::Record micro_batch_record(const std::vector<int64_t>& rows, int64_t width, const RunOptions& o,
+                                     const DeviceInfo& dev, const Model& model, const Tier& tier) {
+  SweepOptions so;
+  so.model_label = o.model_label;
+  so.command = o.command;
+  so.seed = o.token_seed;
+  PointSpec p{"run", tier.label(), rows, width, 0.0};
+  int64_t real = 0;
+  for (int64_t r : rows) real += r;
+  p.padding_frac = 1.0 - static_cast<double>(real) / static_cast<double>(static_cast<int64_t>(rows.size()) * width);
+  calibrate::Record rec = point_record(p, so, dev, model, tier);
+  rec.extra.erase("warmup");  // a real run has none, and each micro-batch runs once
+  rec.extra.erase("repetitions");
+  return rec;
+}
+
+void step_optimizer(Model& model, torch::optim::AdamW& optimizer, const std::vector<torch::Tensor>& params,
+                    const RunOptions& o) {
+  torch::nn::utils::clip_grad_norm_(params, o.max_grad_norm);
+  optimizer.step();
+  model.zero_grad();  // set_to_none, as transformers' Trainer does
+}
+
+// The planner's BatchingSpec gains pad_to_multiple_of in issue 7; until a build has it, only 1 (off) runs.
+template <class Spec>
+bool set_pad_to_multiple_of(Spec& spec, int64_t multiple) {
+  if constexpr (requires { spec.pad_to_multiple_of; }) {
+    spec.pad_to_multiple_of = multiple;
+    return true;
+  } else {
+    return multiple == 1;
+  }
+}
+
+// The collators' tile sizes are 8-256; beyond 65,536 tokens the value is surely a typo (as the planner says).
+constexpr int64_t kMaxPadToMultipleOf = 65536;
+
+planner::BatchingSpec batching_spec(const RunOptions& o) {
+  planner::BatchingSpec spec = o.batching;
+  if (!set_pad_to_multiple_of(spec, o.pad_to_multiple_of))
+    throw InputError("--pad-to-multiple-of " + std::to_string(o.pad_to_multiple_of) +
+                     ". Violated constraint: 1 (this build's planner has no pad_to_multiple_of)");
+  return spec;
+}
+
+std::vector<int32_t> truncated_lengths(const planner::Corpus& corpus) {
+  return corpus.lengths;  // corpus order, as the file or generator gave them (the schema's corpus_lengths)
+}
+
+}  // namespace
+
+planner::SyntheticSpec finetune_mix(int64_t samples, uint64_t seed, int64_t max_length) {
+  planner::SyntheticSpec spec;
+  spec.samples = samples;
+  spec.seed = seed;
+  spec.min_length = 16;
+  spec.max_length = max_length;
+  spec.components = {{0.8, 600.0, 0.7}, {0.2, 1800.0, 0.75}};
+  return spec;
+}
+
+std::string run_id(const RunOptions& o) {
+  if (!o.id.empty()) return o.id;
+  std::string id = o.corpus_label + "/" + planner::policy_name(o.batching.policy);
+  if (o.pad_to_multiple_of > 1) id += "/pad-" + std::to_string(o.pad_to_multiple_of);
+  return id;
+}
+
+void check_run(const planner::Corpus& corpus, const RunOptions& o) {
+  Diagnostics d;
+  if (o.batching.policy == planner::Policy::pack)
+    d.add("--policy pack. Violated constraint: a policy without packed rows (the harness builds no document masks)");
+  if (o.batching.micro_batch < 1) d.add("--micro-batch = " + std::to_string(o.batching.micro_batch) + ". Violated constraint: >= 1");
+  if (o.accumulation < 1) d.add("--accumulation = " + std::to_string(o.accumulation) + ". Violated constraint: >= 1");
+  if (o.batching.max_length < 2) d.add("--max-length = " + std::to_string(o.batching.max_length) + ". Violated constraint: >= 2");
+  if (o.pad_to_multiple_of < 1 || o.pad_to_multiple_of > kMaxPadToMultipleOf)
+    d.add("--pad-to-multiple-of = " + std::to_string(o.pad_to_multiple_of) + ". Violated constraint: 1.." +
+          std::to_string(kMaxPadToMultipleOf));
+  if (corpus.size() == 0) d.add("the corpus is empty. Violated constraint: at least one sample");
+  int64_t short_samples = 0;
+  for (int32_t len : corpus.lengths) short_samples += len < 2 ? 1 : 0;
+  if (short_samples > 0)
+    d.add(std::to_string(short_samples) + " sample(s) shorter than 2 tokens. Violated constraint: >= 2 tokens (a " +
+          "1-token sample has no next-token label)");
+  if (!o.out.empty() && std::filesystem::exists(o.out)) {
+    const std::string id = run_id(o);
+    for (const auto& r : calibrate::read_records(o.out)) {
+      if (r.extra.contains("run") && r.extra["run"].is_object() && r.extra["run"].value("id", "") == id) {
+        d.add("--out " + o.out + ":" + std::to_string(r.line) + ": run '" + id +
+              "' is already recorded. Violated constraint: a new run id (--run-id) or another --out");
+        break;
+      }
+    }
+  }
+  d.throw_if_any();
+  batching_spec(o);
+}
+
+RunSummary run_recorded(Model& model, const planner::Corpus& corpus, const RunOptions& o, const DeviceInfo& dev) {
+  check_run(corpus, o);
+  const planner::Schedule schedule = planner::build_schedule(corpus, batching_spec(o));
+  const Tier tier = parse_tier(o.tier);
+  const torch::Device device = model.options().device;
+  const int64_t vocab = model.shape().vocab_size;
+  const int64_t n = schedule.num_batches();
+  const std::vector<torch::Tensor> params = model.adapter_parameters();
+  if (params.empty()) throw InputError("--lora-rank 0. Violated constraint: a run trains LoRA adapters (rank >= 1)");
+  torch::optim::AdamW optimizer(params, torch::optim::AdamWOptions(o.learning_rate).weight_decay(0.0));
+  RunSummary summary;
+  summary.id = run_id(o);
+  calibrate::RunFields fields;
+  fields.id = summary.id;
+  fields.policy = planner::policy_name(o.batching.policy);
+  fields.micro_batch = o.batching.micro_batch;
+  fields.accumulation = o.accumulation;
+  fields.max_length = o.batching.max_length;
+  fields.pad_to_multiple_of = o.pad_to_multiple_of;
+  fields.seed = o.batching.seed;
+  model.zero_grad();
+  synchronize(device);
+  const auto run_start = std::chrono::steady_clock::now();
+  model::MicroBatch mb;
+  for (int64_t b = 0; b < n; ++b) {
+    schedule.fill(b, mb);
+    const std::vector<int64_t> rows(mb.rows.begin(), mb.rows.end());
+    const bool first_seen = !model.seen(static_cast<int64_t>(rows.size()), mb.width);
+    summary.distinct_shapes += first_seen ? 1 : 0;
+    if (dev.cuda) reset_peak(device);
+    const auto t0 = std::chrono::steady_clock::now();
+    const Batch batch = make_batch(rows, mb.width, vocab, o.token_seed + static_cast<uint64_t>(b), device);
+    const torch::Tensor loss = model.step(batch, tier, 1.0 / static_cast<double>(o.accumulation));
+    const double host_s = seconds_since(t0);
+    synchronize(device);
+    const double step_s = seconds_since(t0);
+    const int64_t peak = dev.cuda ? peak_allocated_bytes(device) : 0;
+    std::optional<double> optimizer_s;
+    if ((b + 1) % o.accumulation == 0 || b + 1 == n) {
+      const auto t1 = std::chrono::steady_clock::now();
+      step_optimizer(model, optimizer, params, o);
+      synchronize(device);
+      optimizer_s = seconds_since(t1);
+      summary.optimizer_s += *optimizer_s;
+      ++summary.optimizer_steps;
+    }
+    const double elapsed = seconds_since(run_start);
+    calibrate::Record rec = micro_batch_record(rows, mb.width, o, dev, model, tier);
+    rec.step_s = step_s;
+    if (dev.cuda) rec.peak_gib = static_cast<double>(peak) / kGiB;
+    rec.extra["host_wall_s"] = host_s;
+    rec.extra["loss"] = loss.item<double>();
+    fields.index = b;
+    fields.optimizer_step = b / o.accumulation;
+    fields.first_seen = first_seen;
+    fields.optimizer_s = optimizer_s;
+    fields.elapsed_s = elapsed;
+    fields.corpus_lengths = b == 0 ? truncated_lengths(corpus) : std::vector<int32_t>{};
+    rec.extra["run"] = calibrate::run_json(fields);
+    calibrate::append_record(o.out, rec);
+    summary.total_s = elapsed;
+    ++summary.micro_batches;
+    if (o.progress)
+      std::cerr << "[run " << summary.id << "] micro-batch " << b + 1 << "/" << n << " " << rows.size() << "x"
+                << mb.width << (first_seen ? " first-seen" : "") << ": " << fixed(step_s, 3) << " s"
+                << (optimizer_s ? ", optimizer " + fixed(*optimizer_s, 3) + " s" : "") << ", elapsed "
+                << fixed(elapsed, 1) << " s" << std::endl;
+  }
+  return summary;
+}
+
+}  // namespace stepcast::harness

@@ -1,0 +1,136 @@
+// The end-to-end run probe on the CPU (tiny config): the micro-batches are build_schedule's, one record
+// per micro-batch in the recorded-run schema, optimizer steps exactly on window ends, first-seen flags.
+#include <filesystem>
+#include <set>
+#include <utility>
+
+#include "calibrate/records.hpp"
+#include "calibrate/run_records.hpp"
+#include "cli/model_config.hpp"
+#include "harness/run_probe.hpp"
+#include "model/errors.hpp"
+#include "planner/batching.hpp"
+#include "temp_file.hpp"
+// After the Torch headers: glog (Debian's LibTorch) defines its own CHECK, Catch's must win.
+#include "catch.hpp"
+
+namespace h = stepcast::harness;
+namespace p = stepcast::planner;
+
+namespace {
+
+h::RunOptions options(const std::string& out, p::Policy policy) {
+  h::RunOptions o;
+  o.model_label = "tiny-llama";
+  o.tier = "sdpa-auto/loop";
+  o.batching.policy = policy;
+  o.batching.micro_batch = 2;
+  o.batching.max_length = 24;
+  o.batching.seed = 7;
+  o.accumulation = 3;
+  o.corpus_label = "test";
+  o.out = out;
+  o.command = "test";
+  o.progress = false;
+  return o;
+}
+
+p::Corpus corpus() {
+  p::Corpus c;
+  c.lengths = {5, 12, 30, 7, 18, 3, 25, 9, 14, 22, 2, 16, 11};  // 13 samples: 7 micro-batches of 2 (last 1)
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("run probe records the micro-batches of build_schedule with windows and first-seen flags", "[harness][run]") {
+  const auto shape = stepcast::cli::load_model_config(std::string(STEPCAST_TEST_DATA) + "/configs/tiny-llama.json");
+  h::BuildOptions b;
+  b.dtype = torch::kFloat;
+  b.lora.rank = 4;
+  stepcast::testing::TempFile out("", ".jsonl");
+  std::filesystem::remove(out.path());
+  const auto policy = GENERATE(p::Policy::pad_to_longest, p::Policy::bucket_to_pair);
+  CAPTURE(p::policy_name(policy));
+  h::Model model(shape, b);
+  const auto before = model.adapter_parameters()[1].clone();  // lora_B: zero at init, moved by AdamW
+  const h::RunOptions o = options(out.path(), policy);
+  const h::RunSummary s = h::run_recorded(model, corpus(), o, h::device_info(torch::kCPU));
+  const p::Schedule schedule = p::build_schedule(corpus(), o.batching);
+  const int64_t n = schedule.num_batches();
+  REQUIRE(n == 7);
+  CHECK(s.micro_batches == n);
+  CHECK(s.optimizer_steps == 3);  // windows end at 2, 5 and the run's end, 6
+  CHECK_FALSE(torch::equal(before, model.adapter_parameters()[1]));
+
+  const auto records = stepcast::calibrate::read_records(out.path());
+  REQUIRE(static_cast<int64_t>(records.size()) == n);
+  std::set<std::pair<int64_t, int64_t>> seen;
+  int64_t distinct = 0;
+  double last_elapsed = 0;
+  stepcast::model::MicroBatch mb;
+  for (int64_t i = 0; i < n; ++i) {
+    CAPTURE(i);
+    const auto& r = records[static_cast<size_t>(i)];
+    const auto& run = r.extra["run"];
+    schedule.fill(i, mb);
+    CHECK(r.extra["probe"] == "run");
+    CHECK(r.rows == mb.rows);
+    CHECK(r.width == mb.width);
+    CHECK(run["index"] == i);
+    CHECK(run["optimizer_step"] == i / 3);
+    CHECK(run["id"] == "test/" + p::policy_name(policy));
+    CHECK(run["policy"] == p::policy_name(policy));
+    CHECK(run["micro_batch"] == 2);
+    CHECK(run["accumulation"] == 3);
+    CHECK(run["max_length"] == 24);
+    const bool window_end = i == 2 || i == 5 || i == 6;
+    CHECK(run.contains("optimizer_s") == window_end);
+    const bool first = seen.emplace(static_cast<int64_t>(mb.rows.size()), mb.width).second;
+    distinct += first ? 1 : 0;
+    CHECK(run["first_seen"] == first);
+    CHECK(run.contains("corpus_lengths") == (i == 0));
+    const double elapsed = run["elapsed_s"].get<double>();
+    CHECK(elapsed >= last_elapsed);
+    CHECK(elapsed >= *r.step_s);
+    last_elapsed = elapsed;
+    CHECK(std::isfinite(r.extra["loss"].get<double>()));
+  }
+  CHECK(s.distinct_shapes == distinct);
+  CHECK(s.total_s == Approx(last_elapsed));
+  CHECK(records[0].extra["run"]["corpus_lengths"].get<std::vector<int32_t>>() == corpus().lengths);
+
+  const auto runs = stepcast::calibrate::read_runs(records, out.path());
+  REQUIRE(runs.size() == 1);
+  CHECK(runs[0].steps.size() == static_cast<size_t>(n));
+  CHECK(runs[0].total_s() == Approx(last_elapsed));
+
+  // The same run id again in the same file: refused before anything runs.
+  CHECK_THROWS_AS(h::run_recorded(model, corpus(), o, h::device_info(torch::kCPU)), stepcast::InputError);
+}
+
+TEST_CASE("run probe refuses packed rows and 1-token samples and bad knobs all at once", "[harness][run]") {
+  h::RunOptions o = options("", p::Policy::pack);
+  o.accumulation = 0;
+  p::Corpus c;
+  c.lengths = {1, 5, 1};
+  try {
+    h::check_run(c, o);
+    FAIL("expected InputError");
+  } catch (const stepcast::InputError& e) {
+    REQUIRE(e.problems().size() == 3);
+    CHECK(e.problems()[0].find("pack") != std::string::npos);
+    CHECK(e.problems()[2].find("2 sample(s)") != std::string::npos);
+  }
+}
+
+TEST_CASE("the synthetic fine-tuning mix has a median near 700 tokens and a tail to max_length", "[harness][run]") {
+  const p::Corpus c = p::generate_synthetic(h::finetune_mix(20000, 7, 4096));
+  std::vector<int32_t> sorted = c.lengths;
+  std::sort(sorted.begin(), sorted.end());
+  CHECK(sorted[sorted.size() / 2] > 600);
+  CHECK(sorted[sorted.size() / 2] < 800);
+  CHECK(sorted.back() == 4096);
+  CHECK(sorted.front() >= 16);
+  CHECK(p::generate_synthetic(h::finetune_mix(64, 7, 4096)).lengths == p::generate_synthetic(h::finetune_mix(64, 7, 4096)).lengths);
+}
