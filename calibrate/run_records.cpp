@@ -1,0 +1,195 @@
+#include "calibrate/run_records.hpp"
+
+#include <cmath>
+#include <map>
+
+#include "model/errors.hpp"
+
+namespace stepcast::calibrate {
+namespace {
+
+// Reads the `run` object of one record; every problem goes to `problems` as "file:line: run.key ...".
+class RunFieldReader {
+ public:
+  RunFieldReader(const nlohmann::json& run, const std::string& where, std::vector<std::string>& problems)
+      : run_(run), where_(where), problems_(problems) {}
+
+  const nlohmann::json* find(const char* key, bool required) {
+    auto it = run_.find(key);
+    if (it != run_.end()) return &*it;
+    if (required) fail(std::string("run.") + key + " is missing. Violated constraint: required in a recorded run");
+    return nullptr;
+  }
+  std::string text(const char* key) {
+    const auto* v = find(key, true);
+    if (v == nullptr) return {};
+    if (!v->is_string() || v->get<std::string>().empty()) {
+      fail(std::string("run.") + key + " = " + v->dump() + ". Violated constraint: a non-empty string");
+      return {};
+    }
+    return v->get<std::string>();
+  }
+  int64_t integer(const char* key, bool required, int64_t min, int64_t fallback) {
+    const auto* v = find(key, required);
+    if (v == nullptr) return fallback;
+    if (!v->is_number_integer() || v->get<int64_t>() < min) {
+      fail(std::string("run.") + key + " = " + v->dump() + ". Violated constraint: an integer >= " +
+           std::to_string(min));
+      return fallback;
+    }
+    return v->get<int64_t>();
+  }
+  std::optional<double> seconds(const char* key, bool required) {
+    const auto* v = find(key, required);
+    if (v == nullptr) return std::nullopt;
+    if (!v->is_number() || !std::isfinite(v->get<double>()) || v->get<double>() < 0) {
+      fail(std::string("run.") + key + " = " + v->dump() + ". Violated constraint: a number of seconds >= 0");
+      return std::nullopt;
+    }
+    return v->get<double>();
+  }
+  bool flag(const char* key) {
+    const auto* v = find(key, false);
+    if (v == nullptr) return false;
+    if (!v->is_boolean()) fail(std::string("run.") + key + " = " + v->dump() + ". Violated constraint: true or false");
+    return v->is_boolean() && v->get<bool>();
+  }
+  std::vector<int32_t> lengths(const char* key) {
+    const auto* v = find(key, false);
+    if (v == nullptr) return {};
+    bool good = v->is_array();
+    if (good)
+      for (const auto& n : *v) good = good && n.is_number_integer() && n.get<int64_t>() >= 1 && n.get<int64_t>() < (1LL << 31);
+    if (!good) {
+      fail(std::string("run.") + key + ". Violated constraint: a list of token counts >= 1");
+      return {};
+    }
+    return v->get<std::vector<int32_t>>();
+  }
+  void fail(const std::string& message) { problems_.push_back(where_ + ": " + message); }
+
+ private:
+  const nlohmann::json& run_;
+  const std::string& where_;
+  std::vector<std::string>& problems_;
+};
+
+struct Parsed {
+  RunFields fields;
+  RunStep step;
+};
+
+std::optional<Parsed> parse_step(const Record& record, const std::string& file, std::vector<std::string>& problems) {
+  const std::string where = file + ":" + std::to_string(record.line);
+  const auto it = record.extra.find("run");
+  if (it == record.extra.end() || !it->is_object()) {
+    problems.push_back(where + ": a record with \"probe\": \"run\" needs a `run` object (calibrate/run_records.hpp)");
+    return std::nullopt;
+  }
+  const size_t before = problems.size();
+  RunFieldReader r(*it, where, problems);
+  Parsed p;
+  RunFields& f = p.fields;
+  f.id = r.text("id");
+  f.policy = r.text("policy");
+  f.micro_batch = r.integer("micro_batch", true, 1, 0);
+  f.accumulation = r.integer("accumulation", true, 1, 1);
+  f.max_length = r.integer("max_length", false, 1, 0);
+  f.pad_to_multiple_of = r.integer("pad_to_multiple_of", false, 1, 1);
+  f.seed = static_cast<uint64_t>(r.integer("seed", false, 0, 0));
+  f.index = r.integer("index", true, 0, 0);
+  f.optimizer_step = r.integer("optimizer_step", true, 0, 0);
+  f.first_seen = r.flag("first_seen");
+  f.optimizer_s = r.seconds("optimizer_s", false);
+  f.elapsed_s = r.seconds("elapsed_s", true).value_or(0);
+  f.corpus_lengths = r.lengths("corpus_lengths");
+  if (record.oom || !record.step_s) r.fail("a run's micro-batch needs a measured step_s (not an OOM record)");
+  if (f.micro_batch > 0 && record.rows.size() > static_cast<size_t>(f.micro_batch))
+    r.fail("rows has " + std::to_string(record.rows.size()) + " rows. Violated constraint: <= run.micro_batch = " +
+           std::to_string(f.micro_batch));
+  if (problems.size() != before) return std::nullopt;
+  p.step = RunStep{record, f.index, f.optimizer_step, f.first_seen, f.optimizer_s, f.elapsed_s};
+  return p;
+}
+
+void check_run(const RecordedRun& run, const std::vector<int64_t>& lines, const std::string& file,
+               std::vector<std::string>& problems) {
+  for (size_t i = 0; i < run.steps.size(); ++i) {
+    const std::string where = file + ":" + std::to_string(lines[i]);
+    const RunStep& s = run.steps[i];
+    if (s.index != static_cast<int64_t>(i))
+      problems.push_back(where + ": run.index = " + std::to_string(s.index) + " in run '" + run.id +
+                         "'. Violated constraint: indices 0, 1, 2, ... in file order (expected " + std::to_string(i) + ")");
+    if (s.optimizer_step != static_cast<int64_t>(i) / run.accumulation)
+      problems.push_back(where + ": run.optimizer_step = " + std::to_string(s.optimizer_step) +
+                         ". Violated constraint: index / accumulation = " + std::to_string(static_cast<int64_t>(i) / run.accumulation));
+    if (i > 0 && s.elapsed_s < run.steps[i - 1].elapsed_s)
+      problems.push_back(where + ": run.elapsed_s went backwards. Violated constraint: non-decreasing in run order");
+  }
+}
+
+}  // namespace
+
+double RecordedRun::optimizer_total_s() const {
+  double total = 0;
+  for (const RunStep& s : steps) total += s.optimizer_s.value_or(0);
+  return total;
+}
+
+nlohmann::json run_json(const RunFields& f) {
+  nlohmann::json j = nlohmann::json::object();
+  j["id"] = f.id;
+  j["policy"] = f.policy;
+  j["micro_batch"] = f.micro_batch;
+  j["accumulation"] = f.accumulation;
+  j["max_length"] = f.max_length;
+  j["pad_to_multiple_of"] = f.pad_to_multiple_of;
+  j["seed"] = f.seed;
+  j["index"] = f.index;
+  j["optimizer_step"] = f.optimizer_step;
+  j["first_seen"] = f.first_seen;
+  if (f.optimizer_s) j["optimizer_s"] = *f.optimizer_s;
+  j["elapsed_s"] = f.elapsed_s;
+  if (!f.corpus_lengths.empty()) j["corpus_lengths"] = f.corpus_lengths;
+  return j;
+}
+
+std::vector<RecordedRun> read_runs(const std::vector<Record>& records, const std::string& file) {
+  std::vector<RecordedRun> runs;
+  std::vector<std::vector<int64_t>> lines;
+  std::map<std::string, size_t> by_id;
+  std::vector<std::string> problems;
+  for (const Record& record : records) {
+    const auto probe = record.extra.find("probe");
+    if (probe == record.extra.end() || *probe != "run") continue;
+    auto parsed = parse_step(record, file, problems);
+    if (!parsed) continue;
+    const RunFields& f = parsed->fields;
+    auto [it, inserted] = by_id.emplace(f.id, runs.size());
+    if (inserted) {
+      RecordedRun run;
+      run.id = f.id;
+      run.policy = f.policy;
+      run.micro_batch = f.micro_batch;
+      run.accumulation = f.accumulation;
+      run.max_length = f.max_length;
+      run.pad_to_multiple_of = f.pad_to_multiple_of;
+      run.seed = f.seed;
+      runs.push_back(std::move(run));
+      lines.emplace_back();
+    }
+    RecordedRun& run = runs[it->second];
+    const std::string where = file + ":" + std::to_string(record.line);
+    if (f.micro_batch != run.micro_batch || f.accumulation != run.accumulation || f.policy != run.policy)
+      problems.push_back(where + ": run '" + run.id +
+                         "' changes policy, micro_batch or accumulation. Violated constraint: one of each per run id");
+    if (!f.corpus_lengths.empty()) run.corpus_lengths = f.corpus_lengths;
+    run.steps.push_back(std::move(parsed->step));
+    lines[it->second].push_back(record.line);
+  }
+  for (size_t r = 0; r < runs.size(); ++r) check_run(runs[r], lines[r], file, problems);
+  if (!problems.empty()) throw InputError(problems);
+  return runs;
+}
+
+}  // namespace stepcast::calibrate
