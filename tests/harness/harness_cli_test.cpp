@@ -29,6 +29,7 @@ TEST_CASE("measure: bad input exits 2 with a message, before any model is built"
       {"--run-synthetic 64:7 --policy pad-to-longest --points host-floor", "a run process runs nothing else"},
       {"--run-synthetic 64:7 --policy pack", "--policy pack"},
       {"--run-synthetic 64:7 --policy pad-to-longest --accumulation 0", "--accumulation = 0"},
+      {"--run-synthetic 64:7 --policy pad-to-longest --pad-to-multiple-of 0", "--pad-to-multiple-of = 0"},
       {"--run-corpus /nonexistent/corpus.txt --policy pad-to-longest", "corpus.txt"},
       {"--policy pad-to-longest --probe scaling --shapes 1x64", "--policy without a run"},
   }));

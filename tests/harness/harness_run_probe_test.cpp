@@ -134,3 +134,28 @@ TEST_CASE("the synthetic fine-tuning mix has a median near 700 tokens and a tail
   CHECK(sorted.front() >= 16);
   CHECK(p::generate_synthetic(h::finetune_mix(64, 7, 4096)).lengths == p::generate_synthetic(h::finetune_mix(64, 7, 4096)).lengths);
 }
+
+TEST_CASE("run probe hands pad_to_multiple_of to the planner", "[harness][run]") {
+  const auto shape = stepcast::cli::load_model_config(std::string(STEPCAST_TEST_DATA) + "/configs/tiny-llama.json");
+  h::BuildOptions b;
+  b.dtype = torch::kFloat;
+  b.lora.rank = 4;
+  h::Model model(shape, b);
+  stepcast::testing::TempFile out("", ".jsonl");
+  std::filesystem::remove(out.path());
+  h::RunOptions o = options(out.path(), p::Policy::pad_to_longest);
+  o.pad_to_multiple_of = 16;
+  const h::RunSummary s = h::run_recorded(model, corpus(), o, h::device_info(torch::kCPU));
+  CHECK(s.id == "test/pad-to-longest/pad-16");
+  p::BatchingSpec spec = o.batching;
+  spec.pad_to_multiple_of = 16;
+  const p::Schedule schedule = p::build_schedule(corpus(), spec);
+  const auto records = stepcast::calibrate::read_records(out.path());
+  REQUIRE(static_cast<int64_t>(records.size()) == schedule.num_batches());
+  for (size_t i = 0; i < records.size(); ++i) {
+    CHECK(records[i].width % 16 == 0);
+    CHECK(records[i].width == schedule.batch_width[i]);
+    CHECK(records[i].extra["run"]["pad_to_multiple_of"] == 16);
+  }
+  CHECK(s.distinct_shapes < 7);  // widths rounded to 16 or 32 collapse shapes
+}
