@@ -74,7 +74,7 @@ planner::BatchingSpec batching_spec(const RunOptions& o) {
   return spec;
 }
 
-std::vector<int32_t> truncated_lengths(const planner::Corpus& corpus) {
+std::vector<int32_t> corpus_order_lengths(const planner::Corpus& corpus) {
   return corpus.lengths;  // corpus order, as the file or generator gave them (the schema's corpus_lengths)
 }
 
@@ -184,7 +184,7 @@ RunSummary run_recorded(Model& model, const planner::Corpus& corpus, const RunOp
     fields.first_seen = first_seen;
     fields.optimizer_s = optimizer_s;
     fields.elapsed_s = elapsed;
-    fields.corpus_lengths = b == 0 ? truncated_lengths(corpus) : std::vector<int32_t>{};
+    fields.corpus_lengths = b == 0 ? corpus_order_lengths(corpus) : std::vector<int32_t>{};
     rec.extra["run"] = calibrate::run_json(fields);
     calibrate::append_record(o.out, rec);
     summary.total_s = elapsed;
