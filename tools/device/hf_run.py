@@ -37,6 +37,12 @@ REPS = int(os.environ.get("HF_REPS", "3"))
 OPT_REPS = int(os.environ.get("HF_OPT_REPS", "5"))
 LAUNCH_SHAPES = set(os.environ.get("HF_LAUNCH_SHAPES", "1x128,2x2048").split(","))
 PROCESS_T0 = time.perf_counter()
+JIT_CACHE = os.path.expanduser(os.environ.get("CUDA_CACHE_PATH", "~/.nv/ComputeCache"))
+
+
+def jit_cache_files():
+    """Files in the driver's PTX JIT cache: a micro-batch that adds some compiled kernels on this machine."""
+    return sum(len(files) for _, _, files in os.walk(JIT_CACHE))
 
 
 def base_record(info, rows, width, probe):
@@ -213,6 +219,7 @@ def run(config_path, out_path, args):
     seen = set()
     windows = (len(plan) + accum - 1) // accum
     torch.cuda.synchronize()
+    jit_before = jit_files = jit_cache_files()
     t_run = time.perf_counter()
     for index, sample_ids in enumerate(plan):
         rows = [lengths[i] for i in sample_ids]
@@ -233,7 +240,11 @@ def run(config_path, out_path, args):
             fields["optimizer_s"] = optimizer_step(params, optimizer)
         fields["elapsed_s"] = time.perf_counter() - t_run
         record = base_record(info, rows, width, "run")
+        now_files = jit_cache_files()
+        record["jit_cache_files_added"] = now_files - jit_files  # > 0: this micro-batch JIT-compiled kernels
+        jit_files = now_files
         if index == 0:
+            record["jit_cache_files_before_run"] = jit_before
             fields["corpus_lengths"] = lengths
             record["process_startup_s"] = t_run - PROCESS_T0  # imports + model build + LoRA wrap
         record.update(step_s=step_s, loss=loss_value, run=fields)
