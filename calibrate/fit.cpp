@@ -11,6 +11,7 @@
 #include <limits>
 #include <sstream>
 
+#include "calibrate/run_costs.hpp"
 #include "model/errors.hpp"
 #include "model/features.hpp"
 #include "model/tiers.hpp"
@@ -32,18 +33,19 @@ constexpr double kPeakNoiseGib = 0.5;
 // Relative step-time error: the bar is a MAPE, so every record weighs the same whatever its size.
 // (With absolute residuals, `scale_s` is 1 s and the fit is the seed's plain least squares in seconds.)
 struct StepCost {
-  StepCost(const model::StepFeatures& f, double measured_s, double scale_s)
-      : f_(f), measured_s_(measured_s), scale_s_(scale_s) {}
+  StepCost(const model::StepFeatures& f, double measured_s, double scale_s, double overlap)
+      : f_(f), measured_s_(measured_s), scale_s_(scale_s), overlap_(overlap) {}
   template <typename T>
   bool operator()(const T* const c0, const T* const c1, const T* const c2, const T* const c3, const T* const c4,
-                  const T* const c5, T* residual) const {
-    const T* const c[kStepTerms] = {c0, c1, c2, c3, c4, c5};
-    residual[0] = (model::step_seconds(c, f_) - T(measured_s_)) / T(scale_s_);
+                  const T* const c5, const T* const c6, T* residual) const {
+    const T* const c[kStepTerms] = {c0, c1, c2, c3, c4, c5, c6};
+    residual[0] = (model::step_seconds(c, f_, overlap_) - T(measured_s_)) / T(scale_s_);
     return true;
   }
   model::StepFeatures f_;
   double measured_s_;
   double scale_s_;
+  double overlap_;
 };
 
 // Peak error in GiB; an OOM record is a one-sided constraint: the peak must reach the capacity there.
@@ -336,17 +338,56 @@ model::MicroBatch batch_of(const Record& r) {
 
 // ---- the step fit ----
 
+constexpr double kDefaultOverlap = 4;
+constexpr double kOverlapGrid[] = {1, 1.5, 2, 3, 4, 6, 8, 16};
+
+// Kernel launches of one step as the record's writer counted them (harness CUPTI, torch.profiler).
+std::optional<double> launches_of(const Record& r) {
+  const auto it = r.extra.find("launches_per_step");
+  if (it == r.extra.end() || !it->is_number() || it->get<double>() <= 0) return std::nullopt;
+  return it->get<double>();
+}
+
+bool has_launch_counts(const std::vector<Record>& records) {
+  return std::any_of(records.begin(), records.end(), [](const Record& r) { return launches_of(r).has_value(); });
+}
+
+// The median count over the records that have one; 1000 (nominal) when none does.
+double typical_launches(const std::vector<Record>& records) {
+  std::vector<double> counts;
+  for (const Record& r : records)
+    if (auto n = launches_of(r)) counts.push_back(*n);
+  if (counts.empty()) return 1000.0;
+  std::nth_element(counts.begin(), counts.begin() + static_cast<std::ptrdiff_t>(counts.size() / 2), counts.end());
+  return counts[counts.size() / 2];
+}
+
+// A steady-state step: not a micro-batch of a recorded run (those pay first-seen and start costs, which
+// calibrate/run_costs.hpp fits on top of the steady model).
+bool steady_step(const Record& r) {
+  const auto it = r.extra.find("probe");
+  return it == r.extra.end() || *it != "run";
+}
+
 void fit_step(const model::FeatureMaker& maker, const std::vector<Record>& records, const FitOptions& o,
               FitReport& report) {
   std::vector<model::StepFeatures> f;
   std::vector<double> y;
   std::vector<int64_t> lines;
+  std::vector<std::string> files;
+  const double launches = typical_launches(records);
   for (const Record& r : records)
-    if (!r.oom && r.step_s) {
+    if (!r.oom && r.step_s && steady_step(r)) {
       f.push_back(maker.step(batch_of(r)));
+      f.back().x[model::kHost] = launches_of(r).value_or(launches) / 1000.0;
       y.push_back(*r.step_s);
       lines.push_back(r.line);
+      files.push_back(r.file);
     }
+  report.coefficients.launches_per_step = launches;
+  if (!has_launch_counts(records))
+    report.notes.push_back("host: no record counts its kernel launches (launches_per_step): the host term is "
+                           "fitted per nominal 1000 launches, i.e. in seconds per step");
   const int points = static_cast<int>(y.size());
   std::vector<double> scale(y.size(), 1.0);
   if (o.residuals == "relative") scale = y;
@@ -356,7 +397,7 @@ void fit_step(const model::FeatureMaker& maker, const std::vector<Record>& recor
   SelectionInput in;
   in.names.assign(model::step_term_names().begin(), model::step_term_names().end());
   in.core = {model::kGemm, model::kAttention, model::kAttentionMath};
-  in.optional = {model::kFixed, model::kMaskPath, model::kExpertStream};
+  in.optional = {model::kFixed, model::kMaskPath, model::kExpertStream, model::kHost};
   in.exercised.assign(kStepTerms, false);
   in.design = Eigen::MatrixXd::Zero(points, kStepTerms);
   for (int i = 0; i < points; ++i)
@@ -388,7 +429,7 @@ void fit_step(const model::FeatureMaker& maker, const std::vector<Record>& recor
   auto initial = [&](const std::vector<bool>& active) {
     std::vector<int> cols;
     for (int j = 0; j < kStepTerms; ++j)
-      if (active[j] && j != model::kExpertStream) cols.push_back(j);
+      if (active[j] && j != model::kExpertStream && j != model::kHost) cols.push_back(j);
     Eigen::MatrixXd a(points, static_cast<Eigen::Index>(cols.size()));
     for (size_t c = 0; c < cols.size(); ++c) a.col(static_cast<Eigen::Index>(c)) = in.design.col(cols[c]);
     Eigen::VectorXd target(points);
@@ -408,14 +449,22 @@ void fit_step(const model::FeatureMaker& maker, const std::vector<Record>& recor
           ratio = std::max(ratio, f[i].expert_tflop / f[i].x[model::kExpertStream]);
       init[model::kExpertStream] = 1.5 * init[model::kGemm] * ratio + 1e-9;
     }
+    if (active[model::kHost]) {
+      // Start the host floor at the fastest measured step: below it the device cannot be the bound.
+      double floor = std::numeric_limits<double>::max();
+      for (int i = 0; i < points; ++i)
+        if (f[i].x[model::kHost] > 0) floor = std::min(floor, y[i] / f[i].x[model::kHost]);
+      init[model::kHost] = floor;
+    }
     return init;
   };
+  double overlap = kDefaultOverlap;
   auto rss_of = [&](const std::vector<double>& c) {
     const double* p[kStepTerms];
     for (int j = 0; j < kStepTerms; ++j) p[j] = &c[j];
     double rss = 0;
     for (int i = 0; i < points; ++i) {
-      const double e = (model::step_seconds(p, f[i]) - y[i]) / scale[i];
+      const double e = (model::step_seconds(p, f[i], overlap) - y[i]) / scale[i];
       rss += e * e;
     }
     return rss;
@@ -427,14 +476,37 @@ void fit_step(const model::FeatureMaker& maker, const std::vector<Record>& recor
         initial(active), active, prior, o.prior_rel_sigma, kStepNoiseRel,
         [&](ceres::Problem& problem, std::vector<double>& c) {
           for (int i = 0; i < points; ++i)
-            problem.AddResidualBlock(new ceres::AutoDiffCostFunction<StepCost, 1, 1, 1, 1, 1, 1, 1>(new StepCost(f[i], y[i], scale[i])),
-                                     make_loss(o, o.loss_scale), &c[0], &c[1], &c[2], &c[3], &c[4], &c[5]);
+            problem.AddResidualBlock(
+                new ceres::AutoDiffCostFunction<StepCost, 1, 1, 1, 1, 1, 1, 1, 1>(new StepCost(f[i], y[i], scale[i], overlap)),
+                make_loss(o, o.loss_scale), &c[0], &c[1], &c[2], &c[3], &c[4], &c[5], &c[6]);
           return points;
         },
         rss_of);
   };
-  const Selection sel = select_terms(in);
+  Selection sel = select_terms(in);
+  if (sel.active[model::kHost]) {
+    // The overlap exponent is not a linear rate: the fit tries each of a grid of exponents with the chosen
+    // terms and keeps the smallest residual (p = 1: host and device add; 16: nearly max(D, H)).
+    double best_p = overlap, best_rss = sel.solved.rss;
+    Solved best = sel.solved;
+    for (double p : kOverlapGrid) {
+      overlap = p;
+      Solved s = in.solve(sel.active);
+      if (s.rss < best_rss) {
+        best_rss = s.rss;
+        best_p = p;
+        best = s;
+      }
+    }
+    overlap = best_p;
+    sel.solved = best;
+    for (int j = 0; j < kStepTerms; ++j)
+      if (sel.active[j] && sel.solved.value[j] <= 0) sel.active[j] = false;
+    report.notes.push_back("host: overlap exponent p = " + fmt(best_p) + " (smallest residual of p in 1, 1.5, 2, 3, 4, "
+                           "6, 8, 16; 1 = the host and device times add, 16 = nearly the larger of the two)");
+  }
   auto& coeffs = report.coefficients;
+  coeffs.overlap_exponent = overlap;
   coeffs.points = points;
   for (int j = 0; j < kStepTerms; ++j) {
     coeffs.step[j].selected = sel.active[j];
@@ -451,7 +523,7 @@ void fit_step(const model::FeatureMaker& maker, const std::vector<Record>& recor
   for (int j = 0; j < kStepTerms; ++j) p[j] = &c[j];
   double sum2 = 0;
   for (int i = 0; i < points; ++i) {
-    StepResidualRow row{lines[i], y[i], model::step_seconds(p, f[i])};
+    StepResidualRow row{files[i], lines[i], y[i], model::step_seconds(p, f[i], overlap)};
     sum2 += row.error_rel() * row.error_rel();
     report.step_residuals.push_back(row);
   }
@@ -466,6 +538,7 @@ void fit_peak(const model::FeatureMaker& maker, const std::vector<Record>& recor
   std::vector<double> target;
   std::vector<bool> oom;
   std::vector<int64_t> lines;
+  std::vector<std::string> files;
   int points = 0;
   for (const Record& r : records) {
     if (r.usable_peak()) {
@@ -473,11 +546,12 @@ void fit_peak(const model::FeatureMaker& maker, const std::vector<Record>& recor
       target.push_back(*r.peak_gib);
       oom.push_back(false);
       lines.push_back(r.line);
+      files.push_back(r.file);
       ++points;
     } else if (r.oom) {
       const double cap = capacity_of(r);
       if (cap <= 0) {
-        report.notes.push_back("line " + std::to_string(r.line) + ": OOM record not used (the capacity of '" + r.gpu +
+        report.notes.push_back(r.where() + ": OOM record not used (the capacity of '" + r.gpu +
                                "' is unknown; add \"capacity_gib\" to the record)");
         continue;
       }
@@ -485,6 +559,7 @@ void fit_peak(const model::FeatureMaker& maker, const std::vector<Record>& recor
       target.push_back(cap);
       oom.push_back(true);
       lines.push_back(r.line);
+      files.push_back(r.file);
     }
   }
   auto& coeffs = report.coefficients;
@@ -560,7 +635,7 @@ void fit_peak(const model::FeatureMaker& maker, const std::vector<Record>& recor
   for (int j = 0; j < kMemoryTerms; ++j) m[j] = coeffs.memory[j].value;
   double sum2 = 0;
   for (int i = 0; i < rows; ++i) {
-    PeakResidualRow row{lines[i], target[i], predict(m, i), oom[i]};
+    PeakResidualRow row{files[i], lines[i], target[i], predict(m, i), oom[i]};
     if (!oom[i]) sum2 += (row.predicted_gib - row.measured_gib) * (row.predicted_gib - row.measured_gib);
     report.peak_residuals.push_back(row);
   }
@@ -576,8 +651,8 @@ void check_uniform(const std::vector<Record>& records, const std::string& file) 
   for (const Record& r : records) {
     auto differs = [&](const char* field, const std::string& a, const std::string& b) {
       if (a != b)
-        problems.push_back(file + ":" + std::to_string(r.line) + ": " + field + " = '" + a + "' but line " +
-                           std::to_string(first.line) + " has '" + b +
+        problems.push_back((r.file.empty() ? file : r.file) + ":" + std::to_string(r.line) + ": " + field + " = '" + a + "' but line " +
+                           first.where() + " has '" + b +
                            "'. Violated constraint: one model, GPU and tier per fit (filter with --tier/--gpu)");
     };
     differs("model", r.model, first.model);
@@ -615,6 +690,7 @@ FitReport fit(const model::ModelShape& shape, const std::vector<Record>& records
                            "term free (the mask-path term included); the data decide");
   fit_step(maker, records, options, report);
   fit_peak(maker, records, options, report);
+  fit_run_costs(shape, records, options.records_file, c, report.notes);
   return report;
 }
 

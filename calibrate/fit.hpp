@@ -27,9 +27,11 @@ struct FitOptions {
   std::string prior_name;        // where the prior came from, for provenance
   double prior_rel_sigma = 0.5;
   bool verbose = false;
+  std::string records_file = "records";  // for file:line in messages about recorded runs
 };
 
 struct StepResidualRow {
+  std::string file;
   int64_t line = 0;
   double measured_s = 0;
   double predicted_s = 0;
@@ -37,6 +39,7 @@ struct StepResidualRow {
 };
 
 struct PeakResidualRow {
+  std::string file;
   int64_t line = 0;
   double measured_gib = 0;   // for an OOM record: the GPU's capacity (a lower bound)
   double predicted_gib = 0;

@@ -196,7 +196,10 @@ std::vector<Record> read_records(const std::string& path) {
                          ": malformed JSON: " + (cut == std::string::npos ? what : what.substr(cut)));
       continue;
     }
-    if (auto r = record_from_json(object, path, line, text, problems)) records.push_back(std::move(*r));
+    if (auto r = record_from_json(object, path, line, text, problems)) {
+      r->file = path;
+      records.push_back(std::move(*r));
+    }
   }
   if (!problems.empty()) throw InputError(problems);
   return records;

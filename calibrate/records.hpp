@@ -27,8 +27,10 @@ struct Record {
   bool peak_valid = true;                // false: the peak is known to be contaminated
   // Fields a writer added that Contract 1 does not name; kept and written back unchanged.
   nlohmann::json extra = nlohmann::json::object();
-  // Where the record came from (1-based line of its file); 0 when built in code.
+  // Where the record came from: its file (as given to read_records) and 1-based line; 0 when built in code.
+  std::string file;
   int64_t line = 0;
+  std::string where() const { return (file.empty() ? std::string("line") : file) + ":" + std::to_string(line); }
 
   int64_t real_tokens() const;
   int64_t padded_tokens() const { return static_cast<int64_t>(rows.size()) * width; }

@@ -79,8 +79,12 @@ struct Parsed {
   RunStep step;
 };
 
+std::string where_of(const Record& record, const std::string& file) {
+  return (record.file.empty() ? file : record.file) + ":" + std::to_string(record.line);
+}
+
 std::optional<Parsed> parse_step(const Record& record, const std::string& file, std::vector<std::string>& problems) {
-  const std::string where = file + ":" + std::to_string(record.line);
+  const std::string where = where_of(record, file);
   const auto it = record.extra.find("run");
   if (it == record.extra.end() || !it->is_object()) {
     problems.push_back(where + ": a record with \"probe\": \"run\" needs a `run` object (calibrate/run_records.hpp)");
@@ -112,10 +116,9 @@ std::optional<Parsed> parse_step(const Record& record, const std::string& file, 
   return p;
 }
 
-void check_run(const RecordedRun& run, const std::vector<int64_t>& lines, const std::string& file,
-               std::vector<std::string>& problems) {
+void check_run(const RecordedRun& run, const std::vector<std::string>& wheres, std::vector<std::string>& problems) {
   for (size_t i = 0; i < run.steps.size(); ++i) {
-    const std::string where = file + ":" + std::to_string(lines[i]);
+    const std::string& where = wheres[i];
     const RunStep& s = run.steps[i];
     if (s.index != static_cast<int64_t>(i))
       problems.push_back(where + ": run.index = " + std::to_string(s.index) + " in run '" + run.id +
@@ -156,7 +159,7 @@ nlohmann::json run_json(const RunFields& f) {
 
 std::vector<RecordedRun> read_runs(const std::vector<Record>& records, const std::string& file) {
   std::vector<RecordedRun> runs;
-  std::vector<std::vector<int64_t>> lines;
+  std::vector<std::vector<std::string>> wheres;
   std::map<std::string, size_t> by_id;
   std::vector<std::string> problems;
   for (const Record& record : records) {
@@ -165,7 +168,8 @@ std::vector<RecordedRun> read_runs(const std::vector<Record>& records, const std
     auto parsed = parse_step(record, file, problems);
     if (!parsed) continue;
     const RunFields& f = parsed->fields;
-    auto [it, inserted] = by_id.emplace(f.id, runs.size());
+    // The same run id in two files is two runs (the same corpus and policy measured on two machines).
+    auto [it, inserted] = by_id.emplace(record.file + "\n" + f.id, runs.size());
     if (inserted) {
       RecordedRun run;
       run.id = f.id;
@@ -176,18 +180,18 @@ std::vector<RecordedRun> read_runs(const std::vector<Record>& records, const std
       run.pad_to_multiple_of = f.pad_to_multiple_of;
       run.seed = f.seed;
       runs.push_back(std::move(run));
-      lines.emplace_back();
+      wheres.emplace_back();
     }
     RecordedRun& run = runs[it->second];
-    const std::string where = file + ":" + std::to_string(record.line);
+    const std::string where = where_of(record, file);
     if (f.micro_batch != run.micro_batch || f.accumulation != run.accumulation || f.policy != run.policy)
       problems.push_back(where + ": run '" + run.id +
                          "' changes policy, micro_batch or accumulation. Violated constraint: one of each per run id");
     if (!f.corpus_lengths.empty()) run.corpus_lengths = f.corpus_lengths;
     run.steps.push_back(std::move(parsed->step));
-    lines[it->second].push_back(record.line);
+    wheres[it->second].push_back(where);
   }
-  for (size_t r = 0; r < runs.size(); ++r) check_run(runs[r], lines[r], file, problems);
+  for (size_t r = 0; r < runs.size(); ++r) check_run(runs[r], wheres[r], problems);
   if (!problems.empty()) throw InputError(problems);
   return runs;
 }

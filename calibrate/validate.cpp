@@ -20,6 +20,7 @@ ErrorStats error_stats(const std::vector<HeldOutRow>& rows, bool peak) {
     if (e >= s.max_abs) {
       s.max_abs = e;
       s.max_line = r.line;
+      s.max_file = r.file;
     }
   }
   s.mape = s.count > 0 ? sum / static_cast<double>(s.count) : 0.0;
@@ -46,7 +47,11 @@ Validation cross_validate(const model::ModelShape& shape, const std::vector<Reco
     }
     const model::StepModel m(shape, fitted.coefficients);
     for (const Record& r : test) {
+      // A recorded run's micro-batches pay first-seen and start costs: `validate --run` checks those.
+      const auto probe = r.extra.find("probe");
+      if (probe != r.extra.end() && *probe == "run") continue;
       HeldOutRow row;
+      row.file = r.file;
       row.line = r.line;
       row.fold = k;
       model::MicroBatch b;

@@ -10,6 +10,7 @@
 namespace stepcast::calibrate {
 
 struct HeldOutRow {
+  std::string file;
   int64_t line = 0;
   int fold = 0;
   std::optional<double> measured_step_s, predicted_step_s;
@@ -21,6 +22,7 @@ struct ErrorStats {
   double mape = 0;        // mean absolute relative error, as a fraction
   double max_abs = 0;     // largest absolute relative error, as a fraction
   int64_t max_line = 0;   // where it was
+  std::string max_file;
 };
 
 struct Validation {

@@ -16,6 +16,10 @@ struct Term {
   std::string reason;      // why it was chosen or dropped
 };
 
+// One-off costs of a run, calibrated from first-seen probes and recorded runs (calibrate/run_costs.hpp).
+enum RunTerm : int { kFirstSeen = 0, kRunStart, kOptimizerStep, kRunTerms };
+const std::array<std::string, kRunTerms>& run_term_names();  // "first_seen_s", "run_start_s", "optimizer_step_s"
+
 struct Coefficients {
   // Provenance.
   std::string model;
@@ -31,6 +35,12 @@ struct Coefficients {
   // The fit.
   std::array<Term, kStepTerms> step{};
   std::array<Term, kMemoryTerms> memory{};
+  // The host side (model/features.hpp): kernel launches of one step of this tier (0 = unknown, the host
+  // term is off), and the overlap exponent p of step = (D^p + H^p)^(1/p).
+  double launches_per_step = 0;
+  double overlap_exponent = 4;
+  // One-off costs of a real run (model/batch.hpp StepPredictor), seconds; not selected = 0 (unknown).
+  std::array<Term, kRunTerms> run{};
   double step_rms_rel = 0;     // root mean square of the relative step residuals
   double peak_rms_gib = 0;
 };

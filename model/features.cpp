@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "model/coefficients.hpp"
 #include "model/counts.hpp"
 #include "model/modules.hpp"
 
@@ -18,7 +19,12 @@ constexpr int64_t kTileRows = 128;  // query/key tile of the fused attention ker
 const std::array<std::string, kStepTerms>& step_term_names() {
   static const std::array<std::string, kStepTerms> names{"fixed_s",     "gemm_s_per_tflop",      "attention_s_per_tflop",
                                                          "attention_math_s_per_tflop", "mask_path_s_per_tflop",
-                                                         "expert_stream_s_per_gb"};
+                                                         "expert_stream_s_per_gb", "host_s_per_klaunch"};
+  return names;
+}
+
+const std::array<std::string, kRunTerms>& run_term_names() {
+  static const std::array<std::string, kRunTerms> names{"first_seen_s", "run_start_s", "optimizer_step_s"};
   return names;
 }
 
@@ -72,6 +78,7 @@ StepFeatures FeatureMaker::step(const MicroBatch& batch) const {
   const double tokens = rows * static_cast<double>(batch.width);
   const bool masked = batch.packed || batch.has_padding();
   f.x[kFixed] = 1.0;
+  f.x[kHost] = launches_k_;
   f.x[kGemm] = tokens * gemm_flops_per_token_ * gemm_passes_ / kTera;
   f.expert_tflop = tokens * expert_flops_per_token_ * gemm_passes_ / kTera;
   for (const LayerType& t : types_) {

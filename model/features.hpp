@@ -14,16 +14,26 @@
 //   x_attention_math = the same for layers that fall to the math backend (it materialises W x W)
 //   x_mask_path = has-explicit-mask-because-of-padding * the extra work of layers that lose is_causal
 //                 (their full W*W minus causal half); free for the data to price the padding penalty
+//   x_host      = thousands of kernel launches per step (measured per tier by the harness's CUPTI count or the
+//                 profiler; 1 = "1000 launches" when the count is unknown, so the coefficient is seconds per step)
 //   expert streaming: B = GB of expert weights read (distinct experts hit, E*(1-(1-k/E)^T) for T routed
 //                 tokens, times layers, times 2 reads (+1 recompute)); F_exp = the expert part of x_gemm.
 //                 A GEMM runs at max(FLOPs/rate, bytes/bandwidth): few tokens per expert are
 //                 weight-streaming bound, which looks like a fixed cost that fades as the batch grows.
+//
+// The host issues those launches (Python, dispatcher, peft wrappers, driver) while the device runs them; the
+// step is as slow as the slower side. Device time D = the sum above, host time H = c_host * x_host, and
+//   step = (D^p + H^p)^(1/p)                                      (a smooth maximum; H = 0: step = D)
+// with the overlap exponent p calibrated per tier: p = 1 is "the sides add up" (a synchronisation per op),
+// p -> infinity is "perfect overlap" (the host runs ahead, the step is max(D, H)). Transformers + peft on the
+// H200 is host-bound below ~2k tokens (docs/host.md).
 //
 // Peak memory (GiB) = base (weights + LoRA params and grads, from the shape) + sum_j m_j * y_j with
 //   y_fixed = 1 GiB (allocator slack, optimizer state, workspaces), y_token = R*W KiB (saved activations,
 //   logits and CE per processed token), y_mask = R*W*W*masks bytes (explicit boolean masks),
 //   y_score = R*heads*W*W bytes summed over math layers (materialised scores kept for backward).
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -34,7 +44,7 @@
 
 namespace stepcast::model {
 
-enum StepTerm : int { kFixed = 0, kGemm, kAttention, kAttentionMath, kMaskPath, kExpertStream, kStepTerms };
+enum StepTerm : int { kFixed = 0, kGemm, kAttention, kAttentionMath, kMaskPath, kExpertStream, kHost, kStepTerms };
 enum MemoryTerm : int { kMemFixed = 0, kMemToken, kMemMask, kMemScore, kMemoryTerms };
 
 // Names as they appear in coefficient files, with the unit of the coefficient.
@@ -51,14 +61,37 @@ struct MemoryFeatures {
   std::array<double, kMemoryTerms> y{};  // units in the header comment
 };
 
-// Step seconds for coefficients c (indexed by StepTerm). Templated so that Ceres can differentiate it.
+// Device seconds: every term but the host one.
 template <typename T>
-T step_seconds(const T* const* c, const StepFeatures& f) {
+T device_seconds(const T* const* c, const StepFeatures& f) {
   T linear = T(0);
   for (int i = 0; i < kStepTerms; ++i)
-    if (i != kExpertStream) linear += *c[i] * f.x[i];
+    if (i != kExpertStream && i != kHost) linear += *c[i] * f.x[i];
   const T stream = *c[kExpertStream] * f.x[kExpertStream] - *c[kGemm] * f.expert_tflop;
   return stream > T(0) ? linear + stream : linear;
+}
+
+template <typename T>
+T host_seconds(const T* const* c, const StepFeatures& f) {
+  return *c[kHost] * f.x[kHost];
+}
+
+// (a^p + b^p)^(1/p) for a, b >= 0, p >= 1, scaled by the larger side so that no power overflows.
+template <typename T>
+T smooth_max(const T& a, const T& b, double p) {
+  using std::pow;
+  const T big = a > b ? a : b;
+  if (!(big > T(0))) return big;
+  return big * pow(pow(a / big, p) + pow(b / big, p), 1.0 / p);
+}
+
+// Step seconds for coefficients c (indexed by StepTerm) and overlap exponent p. Templated so that Ceres
+// can differentiate it.
+template <typename T>
+T step_seconds(const T* const* c, const StepFeatures& f, double p) {
+  const T device = device_seconds(c, f);
+  const T host = host_seconds(c, f);
+  return host > T(0) ? smooth_max(device, host, p) : device;
 }
 
 class FeatureMaker {
@@ -66,6 +99,8 @@ class FeatureMaker {
   FeatureMaker(const ModelShape& shape, const TierRules& tier, const GpuInfo& gpu, int64_t lora_rank = 16);
 
   StepFeatures step(const MicroBatch& batch) const;
+  // Kernel launches of one step of this tier (0: unknown, the host term is off).
+  void set_launches_per_step(double launches) { launches_k_ = launches / 1000.0; }
   MemoryFeatures memory(const MicroBatch& batch) const;
   const TierRules& tier() const { return tier_; }
   const GpuInfo& gpu() const { return gpu_; }
@@ -98,6 +133,7 @@ class FeatureMaker {
   double stream_passes_ = 2;
   double weights_gib_ = 0;
   double lora_gib_ = 0;
+  double launches_k_ = 0;
 };
 
 // Pairs computed by a kernel for one row, width rounded up to the kernel's 128-row tile.

@@ -6,17 +6,29 @@ StepModel::StepModel(const ModelShape& shape, const Coefficients& coefficients, 
     : features_(shape, tier_from_label(coefficients.tier), gpu, coefficients.lora_rank), coefficients_(coefficients) {
   for (int i = 0; i < kStepTerms; ++i) c_[i] = coefficients.step[i].selected ? coefficients.step[i].value : 0.0;
   for (int i = 0; i < kMemoryTerms; ++i) m_[i] = coefficients.memory[i].selected ? coefficients.memory[i].value : 0.0;
+  for (int i = 0; i < kRunTerms; ++i) run_[i] = coefficients.run[i].selected ? coefficients.run[i].value : 0.0;
+  features_.set_launches_per_step(coefficients.launches_per_step);
 }
 
 StepModel::StepModel(const ModelShape& shape, const Coefficients& coefficients)
     : StepModel(shape, coefficients, gpu_info(coefficients.gpu)) {}
 
-double StepModel::step_s(const MicroBatch& batch) const {
+StepModel::Sides StepModel::sides(const MicroBatch& batch) const {
   const StepFeatures f = features_.step(batch);
   std::array<const double*, kStepTerms> c{};
   for (int i = 0; i < kStepTerms; ++i) c[i] = &c_[i];
-  return step_seconds(c.data(), f);
+  Sides s;
+  s.device_s = device_seconds(c.data(), f);
+  s.host_s = host_seconds(c.data(), f);
+  s.step_s = step_seconds(c.data(), f, coefficients_.overlap_exponent);
+  return s;
 }
+
+double StepModel::step_s(const MicroBatch& batch) const { return sides(batch).step_s; }
+
+double StepModel::first_seen_s(const MicroBatch& /*batch*/) const { return run_[kFirstSeen]; }
+double StepModel::run_start_s() const { return run_[kRunStart]; }
+double StepModel::optimizer_step_s() const { return run_[kOptimizerStep]; }
 
 double StepModel::peak_gib(const MicroBatch& batch) const {
   const MemoryFeatures y = features_.memory(batch);

@@ -16,6 +16,18 @@ class StepModel : public StepPredictor {
 
   double step_s(const MicroBatch& batch) const override;
   double peak_gib(const MicroBatch& batch) const override;
+  double first_seen_s(const MicroBatch& batch) const override;
+  double run_start_s() const override;
+  double optimizer_step_s() const override;
+
+  // Which side bounds a micro-batch: the two sides apart and their smooth maximum (step_s).
+  struct Sides {
+    double device_s = 0;
+    double host_s = 0;
+    double step_s = 0;
+    bool host_bound() const { return host_s > device_s; }
+  };
+  Sides sides(const MicroBatch& batch) const;
   MemoryTable memory_table(const MicroBatch& batch) const;
 
   const FeatureMaker& features() const { return features_; }
@@ -26,6 +38,7 @@ class StepModel : public StepPredictor {
   Coefficients coefficients_;
   std::array<double, kStepTerms> c_{};
   std::array<double, kMemoryTerms> m_{};
+  std::array<double, kRunTerms> run_{};
 };
 
 }  // namespace stepcast::model
