@@ -67,14 +67,19 @@ void print_text(const calibrate::FitReport& r, const std::string& file, const st
       << c.peak_points << " peak points, loss " << c.loss << "\n";
   print_terms(out, "step-time terms (value ± standard error):", model::step_term_names(), c.step);
   print_terms(out, "memory terms (value ± standard error):", model::memory_term_names(), c.memory);
+  if (c.step[model::kHost].selected)
+    out << "host side: " << fixed(c.launches_per_step, 0) << " launches per step, overlap exponent p = "
+        << fixed(c.overlap_exponent, 1) << " (step = (device^p + host^p)^(1/p)), host floor "
+        << fixed(c.step[model::kHost].value * c.launches_per_step / 1000.0, 3) << " s\n";
+  print_terms(out, "run terms (one-off seconds, value ± standard error):", model::run_term_names(), c.run);
   out << "step residuals (relative RMS " << fixed(c.step_rms_rel * 100, 2) << " %):\n";
   for (const auto& s : r.step_residuals)
-    out << "  " << file << ":" << s.line << "  measured " << fixed(s.measured_s, 3) << " s  predicted "
+    out << "  " << (s.file.empty() ? file : s.file) << ":" << s.line << "  measured " << fixed(s.measured_s, 3) << " s  predicted "
         << fixed(s.predicted_s, 3) << " s  " << (s.predicted_s >= s.measured_s ? "+" : "")
         << fixed((s.predicted_s - s.measured_s) * 1000, 1) << " ms (" << fixed(s.error_rel() * 100, 2) << " %)\n";
   out << "peak residuals (RMS " << fixed(c.peak_rms_gib, 2) << " GiB):\n";
   for (const auto& p : r.peak_residuals)
-    out << "  " << file << ":" << p.line << "  " << (p.oom_constraint ? "OOM, capacity " : "measured ")
+    out << "  " << (p.file.empty() ? file : p.file) << ":" << p.line << "  " << (p.oom_constraint ? "OOM, capacity " : "measured ")
         << fixed(p.measured_gib, 2) << " GiB  predicted " << fixed(p.predicted_gib, 2) << " GiB ("
         << fixed(p.error_rel() * 100, 2) << " %)\n";
   for (const auto& n : r.notes) out << "note: " << n << "\n";
@@ -106,7 +111,7 @@ void add_calibrate_command(CLI::App& app) {
     if (o->format == Format::json)
       std::cout << report_json(report, o->out).dump(2) << "\n";
     else
-      print_text(report, o->input.measurements, o->out, std::cout);
+      print_text(report, measurements_label(o->input), o->out, std::cout);
   });
 }
 

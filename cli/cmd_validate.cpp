@@ -1,10 +1,16 @@
 // stepcast validate: held-out accuracy of the calibration on the records themselves. k-fold and
 // leave-one-out: each fold is fitted on the others (same model selection) and predicts its records.
+// With --run: the planner's prediction of recorded runs against their measured wall clock (cli/run_check.hpp).
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <iostream>
 
+#include "calibrate/run_records.hpp"
 #include "calibrate/validate.hpp"
+#include "cli/coefficients_io.hpp"
+#include "cli/model_config.hpp"
+#include "cli/run_check.hpp"
 #include "cli/app.hpp"
 #include "cli/fit_input.hpp"
 #include "cli/format.hpp"
@@ -23,7 +29,38 @@ struct ValidateOptions {
   double max_step_mape = 0;  // 0 = no bar
   double max_peak_mape = 0;
   Format format = Format::text;
+  // --run
+  std::string run;
+  std::string coefficients;
+  double max_total_error = 0;      // 0 = no bar
+  double max_saving_error_pp = 0;
 };
+
+void validate_runs(const ValidateOptions& o) {
+  if (o.coefficients.empty())
+    throw InputError("validate --run needs --coefficients C.yaml (the calibration to predict the run with)");
+  const auto records = calibrate::read_records(o.run);
+  const auto runs = calibrate::read_runs(records, o.run);
+  if (runs.empty())
+    throw InputError(o.run + ": no recorded run (records with \"probe\": \"run\" and a run object, "
+                     "calibrate/run_records.hpp). Violated constraint: at least one run");
+  const model::Coefficients c = load_coefficients(o.coefficients);
+  const model::StepModel m(load_model(o.input.model.empty() ? c.model : o.input.model), c);
+  const RunValidation v = check_runs(runs, m);
+  if (o.format == Format::json)
+    std::cout << run_validation_json(v).dump(2) << "\n";
+  else
+    print_run_validation(v, o.run, std::cout);
+  std::string failed;
+  for (const auto& r : v.runs)
+    if (o.max_total_error > 0 && std::abs(r.error_rel()) > o.max_total_error)
+      failed += r.id + ": total off by " + fixed(r.error_rel() * 100, 1) + " % (bar " + fixed(o.max_total_error * 100, 1) + " %). ";
+  for (const auto& s : v.savings)
+    if (o.max_saving_error_pp > 0 && std::abs(s.error_pp()) > o.max_saving_error_pp)
+      failed += "saving " + s.other_id + " over " + s.baseline_id + " off by " + fixed(s.error_pp(), 1) + " pp (bar " +
+                fixed(o.max_saving_error_pp, 1) + " pp). ";
+  if (!failed.empty()) throw CheckFailed(failed);
+}
 
 nlohmann::json stats_json(const calibrate::ErrorStats& s) {
   return {{"count", s.count}, {"mape", s.mape}, {"max_abs_error", s.max_abs}, {"max_line", s.max_line}};
@@ -51,9 +88,9 @@ nlohmann::json validation_json(const calibrate::Validation& v) {
 void print_validation(const calibrate::Validation& v, const std::string& file, std::ostream& out) {
   out << v.scheme << " (" << v.folds << " folds):\n";
   out << "  step time: MAPE " << fixed(v.step.mape * 100, 2) << " %, max " << fixed(v.step.max_abs * 100, 2) << " % ("
-      << file << ":" << v.step.max_line << "), " << v.step.count << " held-out records\n";
+      << (v.step.max_file.empty() ? file : v.step.max_file) << ":" << v.step.max_line << "), " << v.step.count << " held-out records\n";
   out << "  peak:      MAPE " << fixed(v.peak.mape * 100, 2) << " %, max " << fixed(v.peak.max_abs * 100, 2) << " % ("
-      << file << ":" << v.peak.max_line << "), " << v.peak.count << " held-out records\n";
+      << (v.peak.max_file.empty() ? file : v.peak.max_file) << ":" << v.peak.max_line << "), " << v.peak.count << " held-out records\n";
   for (const auto& n : v.notes) out << "  note: " << n << "\n";
 }
 
@@ -67,8 +104,23 @@ void add_validate_command(CLI::App& app) {
       "  stepcast validate --measurements scenarios/measurements/seed-sm120.jsonl\n"
       "  stepcast validate --model gemma-4-26b-a4b --measurements h200.jsonl --folds 3 \\\n"
       "      --max-step-mape 0.03 --max-peak-mape 0.05 --format json\n"
-      "Exit 1 when a --max-*-mape bar is given and not met.");
-  add_fit_input_options(cmd, o->input);
+      "  stepcast validate --run scenarios/measurements/h200-hf-peft-runs-m3.jsonl \\\n"
+      "      --coefficients scenarios/coefficients/h200-hf-peft-sdpa-grouped_mm.yaml --max-total-error 0.05\n"
+      "Exit 1 when a --max-* bar is given and not met.\n"
+      "--run FILE: recorded runs (one record per micro-batch with a `run` object, calibrate/run_records.hpp; written\n"
+      "by `stepcast measure --run-synthetic ...` or tools/device/hf_run.py). Prints, per run, the measured and predicted\n"
+      "wall clock (the recorded micro-batches through the planner's cost rule: steady step with the host floor,\n"
+      "first-seen shapes, process start, optimizer steps), the per-micro-batch error, the planner's own schedule of\n"
+      "the recorded corpus, and the saving between policies run on the same corpus.");
+  add_fit_input_options(cmd, o->input, false);
+  cmd->add_option("--run", o->run, "Recorded runs (JSON Lines) to predict and compare; needs --coefficients");
+  cmd->add_option("--coefficients", o->coefficients, "Coefficient file the runs are predicted with (--run)");
+  cmd->add_option("--max-total-error", o->max_total_error,
+                  "Fail (exit 1) if a run's predicted total is off by more than this fraction (--run)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--max-saving-error-pp", o->max_saving_error_pp,
+                  "Fail (exit 1) if a predicted saving between policies is off by more than this many points (--run)")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--folds", o->folds, "k of the k-fold split (leave-one-out is always run as well)")
       ->check(CLI::Range(2, 1000))
       ->default_str("5");
@@ -78,6 +130,9 @@ void add_validate_command(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   add_format_option(cmd, o->format);
   cmd->callback([o]() {
+    if (!o->run.empty()) return validate_runs(*o);
+    if (o->input.measurements.empty())
+      throw InputError("validate needs --measurements F.jsonl (held-out accuracy) or --run F.jsonl (recorded runs)");
     const FitInput in = load_fit_input(o->input, STEPCAST_VERSION);
     const auto kfold = calibrate::cross_validate(in.shape, in.records, in.options, o->folds);
     const auto loo = calibrate::cross_validate(in.shape, in.records, in.options, 0);
@@ -91,8 +146,8 @@ void add_validate_command(CLI::App& app) {
       // A prior fitted on these same records leaks them into every fold: say which one was used.
       std::cout << "prior: " << (in.options.prior_name.empty() ? "none" : in.options.prior_name)
                 << (in.options.prior_name.empty() ? "" : " (if it was fitted on these records, use --prior none)") << "\n";
-      print_validation(kfold, o->input.measurements, std::cout);
-      print_validation(loo, o->input.measurements, std::cout);
+      print_validation(kfold, measurements_label(o->input), std::cout);
+      print_validation(loo, measurements_label(o->input), std::cout);
     }
     std::string failed;
     if (o->max_step_mape > 0 && loo.step.mape > o->max_step_mape)

@@ -18,11 +18,18 @@ namespace stepcast::cli {
 
 namespace {
 
+// Terms added after the first coefficient files were written: a file without one is read as "not selected".
+bool added_later(const std::string& name) { return name == "host_s_per_klaunch"; }
+
 template <size_t N>
 void read_terms(MapReader& parent, const std::string& key, const std::array<std::string, N>& names,
-                std::array<model::Term, N>& terms) {
+                std::array<model::Term, N>& terms, bool every_term_optional = false) {
   MapReader section = parent.child(key);
   for (size_t i = 0; i < N; ++i) {
+    if ((every_term_optional || added_later(names[i])) && !section.has(names[i])) {
+      terms[i] = {0, 0, false, "not selected: absent from this file"};
+      continue;
+    }
     MapReader term = section.child(names[i]);
     model::Term& t = terms[i];
     term.read("selected", t.selected, true);
@@ -78,6 +85,13 @@ model::Coefficients load_coefficients(const std::string& path) {
   r.read("peak_rms_gib", c.peak_rms_gib, false, -1e-300);
   read_terms(r, "step", model::step_term_names(), c.step);
   read_terms(r, "memory", model::memory_term_names(), c.memory);
+  if (r.has("host")) {
+    MapReader host = r.child("host");
+    host.read("launches_per_step", c.launches_per_step, true, -1e-300);
+    host.read("overlap_exponent", c.overlap_exponent, true, 0.999999);
+    host.finish();
+  }
+  if (r.has("run")) read_terms(r, "run", model::run_term_names(), c.run, true);
   r.finish();
   diagnostics.throw_if_any();
   return c;
@@ -108,6 +122,8 @@ nlohmann::json coefficients_json(const model::Coefficients& c) {
   };
   j["step"] = terms(model::step_term_names(), c.step);
   j["memory"] = terms(model::memory_term_names(), c.memory);
+  j["host"] = {{"launches_per_step", c.launches_per_step}, {"overlap_exponent", c.overlap_exponent}};
+  j["run"] = terms(model::run_term_names(), c.run);
   return j;
 }
 
@@ -131,6 +147,11 @@ std::string coefficients_yaml(const model::Coefficients& c) {
   out << YAML::Key << "peak_rms_gib" << YAML::Value << c.peak_rms_gib;
   emit_terms(out, "step", model::step_term_names(), c.step);
   emit_terms(out, "memory", model::memory_term_names(), c.memory);
+  out << YAML::Key << "host" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "launches_per_step" << YAML::Value << c.launches_per_step;
+  out << YAML::Key << "overlap_exponent" << YAML::Value << c.overlap_exponent;
+  out << YAML::EndMap;
+  emit_terms(out, "run", model::run_term_names(), c.run);
   out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
 }

@@ -47,8 +47,10 @@ std::string find_prior(const std::string& model, const std::string& gpu, const s
   return !ec && !rel.empty() && rel.string().rfind("..", 0) != 0 ? rel.string() : best;
 }
 
-void add_fit_input_options(CLI::App* cmd, FitInputOptions& o) {
-  cmd->add_option("--measurements", o.measurements, "Contract-1 records (JSON Lines)")->required();
+void add_fit_input_options(CLI::App* cmd, FitInputOptions& o, bool measurements_required) {
+  auto* m = cmd->add_option("--measurements", o.measurements,
+                            "Contract-1 records (JSON Lines); several files (repeat the flag or list them) are fitted together");
+  if (measurements_required) m->required();
   cmd->add_option("--model", o.model, "config.json path or model name (default: the records' model)");
   cmd->add_option("--tier", o.tier, "Use only the records of this tier label");
   cmd->add_option("--gpu", o.gpu, "Use only the records of this GPU name");
@@ -70,22 +72,30 @@ void add_fit_input_options(CLI::App* cmd, FitInputOptions& o) {
       ->default_str("0.5");
 }
 
+std::string measurements_label(const FitInputOptions& o) {
+  std::string label;
+  for (const auto& f : o.measurements) label += (label.empty() ? "" : ", ") + f;
+  return label;
+}
+
 FitInput load_fit_input(const FitInputOptions& o, const std::string& tool_version) {
   FitInput in;
-  for (auto& r : calibrate::read_records(o.measurements)) {
-    if (!o.tier.empty() && r.tier != o.tier) continue;
-    if (!o.gpu.empty() && r.gpu != o.gpu) continue;
-    in.records.push_back(std::move(r));
-  }
+  for (const std::string& file : o.measurements)
+    for (auto& r : calibrate::read_records(file)) {
+      if (!o.tier.empty() && r.tier != o.tier) continue;
+      if (!o.gpu.empty() && r.gpu != o.gpu) continue;
+      in.records.push_back(std::move(r));
+    }
   if (in.records.empty())
-    throw InputError(o.measurements + ": no records" + (o.tier.empty() && o.gpu.empty() ? "" : " match --tier/--gpu") +
+    throw InputError(measurements_label(o) + ": no records" + (o.tier.empty() && o.gpu.empty() ? "" : " match --tier/--gpu") +
                      ". Violated constraint: at least 2 records");
-  calibrate::check_uniform(in.records, o.measurements);
+  calibrate::check_uniform(in.records, measurements_label(o));
   in.shape = load_model(o.model.empty() ? in.records.front().model : o.model);
   in.options.loss = o.loss;
   in.options.loss_scale = o.loss_scale;
   in.options.residuals = o.residuals;
   in.options.tool_version = tool_version;
+  in.options.records_file = measurements_label(o);
   in.options.prior_rel_sigma = o.prior_sigma;
   std::string prior = o.prior;
   if (prior == "auto") prior = find_prior(in.records.front().model, in.records.front().gpu, in.records.front().tier);

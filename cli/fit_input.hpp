@@ -13,7 +13,7 @@
 namespace stepcast::cli {
 
 struct FitInputOptions {
-  std::string measurements;
+  std::vector<std::string> measurements;  // one or more JSON Lines files, fitted together
   std::string model;        // empty: the records' model name
   std::string tier;         // empty: all records (which must then share one tier)
   std::string gpu;
@@ -32,8 +32,10 @@ struct FitInput {
   calibrate::FitOptions options;
 };
 
-void add_fit_input_options(CLI::App* cmd, FitInputOptions& o);
+// `measurements_required = false`: the caller checks (validate needs them only without --run).
+void add_fit_input_options(CLI::App* cmd, FitInputOptions& o, bool measurements_required = true);
 FitInput load_fit_input(const FitInputOptions& o, const std::string& tool_version);
+std::string measurements_label(const FitInputOptions& o);  // the files, comma-separated
 
 // The auto prior's choice for records of this model, GPU and tier: a path, or empty.
 std::string find_prior(const std::string& model, const std::string& gpu, const std::string& tier);
