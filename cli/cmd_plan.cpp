@@ -193,7 +193,12 @@ std::string optimizer_source_text(const planner::PlanResult& p, const Scenario& 
   return p.optimizer.step_s > 0 ? "calibrated, from the predictor" : "the predictor has none: 0";
 }
 
-std::string hours(double s) { return fixed(s / 3600, 2) + " h"; }
+// Hours for runs people book windows for; seconds or minutes for the short runs that check a prediction.
+std::string hours(double s) {
+  if (s < 600) return fixed(s, 1) + " s";
+  if (s < 3600) return fixed(s / 60, 1) + " min";
+  return fixed(s / 3600, 2) + " h";
+}
 std::string percent(double f, int digits = 1) { return fixed(100 * f, digits) + " %"; }
 
 void print_plan_line(std::ostream& out, const std::string& rank, const planner::PlanResult& p,

@@ -30,7 +30,11 @@ nlohmann::json predict_record(const model::StepModel& m, const calibrate::Record
   const auto b = calibrate::to_batch(r);
   const double step = m.step_s(b);
   const double peak = m.peak_gib(b);
+  const auto sides = m.sides(b);
   j["predicted_step_s"] = step;
+  j["predicted_device_s"] = sides.device_s;
+  j["predicted_host_s"] = sides.host_s;
+  j["bound"] = sides.host_bound() ? "host" : "device";
   j["predicted_peak_gib"] = peak;
   if (r.step_s && !r.oom) j["step_error_rel"] = (step - *r.step_s) / *r.step_s;
   if (r.usable_peak()) j["peak_error_rel"] = (peak - *r.peak_gib) / *r.peak_gib;
@@ -52,10 +56,17 @@ void run_batch(const model::StepModel& m, const PredictOptions& o) {
       throw InputError("--rows: a row of " + std::to_string(r) + " tokens. Violated constraint: <= --width " +
                        std::to_string(b.width));
   const double step = m.step_s(b);
+  const auto sides = m.sides(b);
   const auto table = m.memory_table(b);
   if (o.format == Format::json) {
-    std::cout << nlohmann::json{{"rows", b.rows},          {"width", b.width},
-                                {"predicted_step_s", step}, {"predicted_peak_gib", table.total_gib()},
+    std::cout << nlohmann::json{{"rows", b.rows},
+                                {"width", b.width},
+                                {"predicted_step_s", step},
+                                {"predicted_device_s", sides.device_s},
+                                {"predicted_host_s", sides.host_s},
+                                {"bound", sides.host_bound() ? "host" : "device"},
+                                {"first_seen_s", m.first_seen_s(b)},
+                                {"predicted_peak_gib", table.total_gib()},
                                 {"memory", memory_json(table)}}
                      .dump(2)
               << "\n";
@@ -65,6 +76,14 @@ void run_batch(const model::StepModel& m, const PredictOptions& o) {
             << fixed(100.0 * (1.0 - static_cast<double>(b.real_tokens()) / static_cast<double>(b.padded_tokens())), 1)
             << " % padding)\n";
   std::cout << "  predicted step " << fixed(step, 3) << " s, peak " << fixed(table.total_gib(), 2) << " GiB\n";
+  if (sides.host_s > 0)
+    std::cout << "  bound by the " << (sides.host_bound() ? "host" : "device") << ": device " << fixed(sides.device_s, 3)
+              << " s, host " << fixed(sides.host_s, 3) << " s (" << fixed(m.coefficients().launches_per_step, 0)
+              << " launches), overlap p = " << fixed(m.coefficients().overlap_exponent, 1) << "\n";
+  else
+    std::cout << "  bound by the device (these coefficients have no host term)\n";
+  if (m.first_seen_s(b) > 0)
+    std::cout << "  a shape new to the process pays " << fixed(m.first_seen_s(b), 3) << " s once more\n";
   for (const auto& i : table.items)
     std::cout << "    " << i.name << std::string(36 - std::min<size_t>(35, i.name.size()), ' ')
               << fixed(static_cast<double>(i.bytes) / 1073741824.0, 3) << " GiB  (" << i.lifetime << ")\n";
