@@ -109,7 +109,9 @@ def probes(config_path, out_path, specs):
         record.update(repetitions=REPS, warmup=0)
         try:
             batch = collate(rows, w, vocab, gen)
+            jit_before = jit_cache_files()
             first_s, first_issue_s, _ = timed_step(model, batch)
+            record["jit_cache_files_added"] = jit_cache_files() - jit_before  # > 0: the first step JIT-compiled
             torch.cuda.reset_peak_memory_stats()
             walls, issues = [], []
             for _ in range(REPS):
