@@ -4,6 +4,8 @@
 // sqrt(0.3^2 + 0.4^2) = 0.5 s and host-bound; first-seen 1.0 s, run start 2.0 s, optimizer step 0.25 s.
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -337,5 +339,145 @@ TEST_CASE("the host section is checked like every other", "[coefficients]") {
   } catch (const stepcast::InputError& e) {
     INFO(e.what());
     CHECK(std::string(e.what()).rfind(file.path() + ":", 0) == 0);
+  }
+}
+
+TEST_CASE("validate --run: a JIT-labelled micro-batch and a run that ends mid-window", "[validate_run]") {
+  // Three micro-batches, accumulation 2: windows {0, 1} and {2}; the last one closes its window early.
+  // Predicted: 3 x 0.5 + 2 shapes x 1.0 + 2.0 + 2 x 0.25 = 6.0 s. Micro-batch 0 compiled kernels into a cold
+  // driver cache and took 8.4 s where 3.5 s is predicted: 4.9 s over.
+  std::string text = run_lines("jit", "pad-to-longest",
+                               {{{100, 400}, 512, 8.4, -1}, {{110, 300}, 384, 1.5, 0.25}, {{200, 410}, 512, 0.5, 0.25}});
+  const std::string first_end = "\"step_s\":8.4";
+  const auto at = text.find(first_end);
+  REQUIRE(at != std::string::npos);
+  text.insert(at, "\"jit_cache_files_added\":12,");
+  const TempFile runs(text, ".jsonl");
+  const TempFile coefficients(stepcast::cli::coefficients_yaml(hand_coefficients()), ".yaml");
+  const auto r = run_cli("validate --run " + runs.path() + " --coefficients " + coefficients.path() + " --format json");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out)["runs"][0];
+  CHECK(j["predicted_s"].get<double>() == Approx(6.0).epsilon(1e-12));
+  CHECK(j["predicted_optimizer_s"].get<double>() == Approx(0.5).epsilon(1e-12));
+  CHECK(j["measured_s"].get<double>() == Approx(8.4 + 1.75 + 0.75).epsilon(1e-12));
+  CHECK(j["jit_micro_batches"] == 1);
+  CHECK(j["jit_excess_s"].get<double>() == Approx(4.9).epsilon(1e-9));
+  CHECK(j["micro_batch_max_index"] == 0);
+  const auto text_out = run_cli("validate --run " + runs.path() + " --coefficients " + coefficients.path());
+  CHECK(contains(text_out.out, "cold kernel cache: 1 micro-batch(es) JIT-compiled kernels, 4.90 s over their prediction"));
+}
+
+namespace {
+
+// Steady records simulated from `m` (0.2 % noise) at full rows, with the launch count each one carries.
+std::string steady_lines(const sm::StepModel& m, const std::vector<int64_t>& widths, unsigned seed) {
+  std::string text;
+  int k = 0;
+  for (int64_t w : widths)
+    for (int64_t rows : {1, 2, 4, 8}) {
+      sc::Record r;
+      r.model = "gemma-4-26b-a4b";
+      r.gpu = "NVIDIA H200";
+      r.tier = "hf-sdpa-efficient/loop";
+      r.rows.assign(static_cast<size_t>(rows), w);
+      r.width = w;
+      const double noise = 0.002 * (((seed + static_cast<unsigned>(k++)) % 5) - 2.0) / 2.0;  // -0.2 % .. +0.2 %
+      r.step_s = m.step_s(sc::to_batch(r)) * (1.0 + noise);
+      r.extra["launches_per_step"] = m.coefficients().launches_per_step;
+      text += sc::to_json(r).dump() + "\n";
+    }
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("calibrate over two files, then validate --run with what it wrote", "[validate_run][calibrate]") {
+  // Truth: the H200-like host floor of host_term_test (0.02 s per 1,000 launches x 25,000) with p = 3, and run
+  // costs first-seen 1.0 s, start 3.0 s, optimizer 0.2 s.
+  sm::Coefficients truth;
+  truth.model = "gemma-4-26b-a4b";
+  truth.gpu = "NVIDIA H200";
+  truth.tier = "hf-sdpa-efficient/loop";
+  truth.step[sm::kGemm] = {0.0045, 0, true, ""};
+  truth.step[sm::kAttention] = {0.009, 0, true, ""};
+  truth.step[sm::kHost] = {0.02, 0, true, ""};
+  truth.launches_per_step = 25000;
+  truth.overlap_exponent = 3;
+  const sm::StepModel m(stepcast::cli::load_model("gemma-4-26b-a4b"), truth);
+  // A run of short micro-batches (host-bound), accumulation 2, as the truth's cost rule charges it.
+  const std::vector<std::pair<std::vector<int64_t>, int64_t>> shapes = {
+      {{200, 256}, 256}, {{500, 300}, 512}, {{256, 100}, 256}, {{900}, 1024}, {{512, 512}, 512}, {{1000, 700}, 1024}};
+  std::vector<Batch> batches;
+  std::vector<std::pair<size_t, int64_t>> seen;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    sm::MicroBatch b;
+    b.rows = shapes[i].first;
+    b.width = shapes[i].second;
+    const std::pair<size_t, int64_t> key{b.rows.size(), b.width};
+    const bool first = std::find(seen.begin(), seen.end(), key) == seen.end();
+    if (first) seen.push_back(key);
+    const double step = m.step_s(b) + (first ? 1.0 : 0.0) + (i == 0 ? 3.0 : 0.0);
+    batches.push_back({b.rows, b.width, step, i % 2 == 1 ? 0.2 : -1.0});
+  }
+  std::string run = run_lines("h/longest", "pad-to-longest", batches);
+  // run_lines marks no micro-batch first-seen: mark the four new shapes (indices 0, 1, 3, 5).
+  size_t line_start = 0;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const size_t end = run.find('\n', line_start);
+    if (i == 0 || i == 1 || i == 3 || i == 5) {
+      const size_t flag = run.find("\"first_seen\":false", line_start);
+      REQUIRE(flag < end);
+      run.replace(flag, 18, "\"first_seen\":true ");
+    }
+    line_start = run.find('\n', line_start) + 1;
+  }
+  const TempFile small(steady_lines(m, {128, 256, 512, 1024}, 1), ".jsonl");
+  const TempFile large(steady_lines(m, {2048, 4096, 8192}, 2) + run, ".jsonl");
+  const std::string out =
+      (std::filesystem::temp_directory_path() / ("stepcast_two_files_" + std::to_string(::getpid()) + ".yaml")).string();
+  std::filesystem::remove(out);
+  auto r = run_cli("calibrate --measurements " + small.path() + " " + large.path() + " --prior none --out " + out);
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(contains(r.out, "28 step points"));  // 16 + 12 steady records; the run's 6 are not steady steps
+  CHECK(contains(r.out, small.path() + ":16  measured"));
+  CHECK(contains(r.out, large.path() + ":12  measured"));
+  CHECK_FALSE(contains(r.out, large.path() + ":13  measured"));  // the run's first micro-batch
+  CHECK(contains(r.out, "host side: 25000 launches per step, overlap exponent p = 3.0"));
+  const sm::Coefficients fitted = stepcast::cli::load_coefficients(out);
+  CHECK(fitted.step[sm::kHost].value == Approx(0.02).epsilon(0.03));
+  CHECK(fitted.run[sm::kFirstSeen].value == Approx(1.0).margin(0.02));
+  CHECK(fitted.run[sm::kRunStart].value == Approx(3.0).margin(0.02));
+  CHECK(fitted.run[sm::kOptimizerStep].value == Approx(0.2).epsilon(1e-9));
+  // The calibration predicts the run it was given within 1 % (its steady part is within the 0.2 % noise).
+  r = run_cli("validate --run " + large.path() + " --coefficients " + out + " --max-total-error 0.01 --format json");
+  std::filesystem::remove(out);
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out)["runs"][0];
+  CHECK(j["distinct_shapes"] == 4);
+  CHECK(j["host_bound_micro_batches"] == 6);
+  CHECK(std::abs(j["error_rel"].get<double>()) < 0.01);
+}
+
+TEST_CASE("calibrate over two files: a record of another tier in the second is named by file:line", "[calibrate]") {
+  const std::string good =
+      R"({"model": "gemma-4-26b-a4b", "gpu": "NVIDIA H200", "tier": "hf-sdpa-efficient/loop", "rows": [512], "width": 512, "step_s": 0.4})"
+      "\n";
+  std::string other = good;
+  other.replace(other.find("hf-sdpa-efficient/loop"), 22, "sdpa-auto/grouped");
+  const TempFile a(good + good, ".jsonl");
+  const TempFile b(good + other, ".jsonl");
+  const auto r = run_cli("calibrate --measurements " + a.path() + " " + b.path() + " --prior none --format json");
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.err, b.path() + ":2: tier = 'sdpa-auto/grouped'"));
+}
+
+TEST_CASE("validate --run: a bar that is not a positive number exits 2", "[validate_run]") {
+  const Files files;
+  for (const char* flag : {"--max-total-error -1", "--max-saving-error-pp 0", "--max-total-error x"}) {
+    INFO(flag);
+    const auto r = run_cli(files.args(flag));
+    CHECK(r.exit_code == 2);
   }
 }
