@@ -195,6 +195,10 @@ struct SelectionInput {
   std::vector<int> core;        // always fitted (the shape's own work), if exercised
   std::vector<int> optional;    // tested one by one
   std::vector<bool> exercised;  // feature non-zero somewhere
+  // Terms that enter the model non-linearly (the host side, through the smooth maximum): a linear rank test
+  // says nothing about them (a constant launch count is a multiple of the fixed term's column), so they
+  // are judged by BIC and their t-ratio alone.
+  std::vector<bool> nonlinear;
   std::vector<double> prior;    // per term; > 0: a prior pulls it (always fitted, identifiable through the prior)
   Eigen::MatrixXd design;       // points x terms (scaled like the residuals), for collinearity
   int points = 0;
@@ -265,9 +269,10 @@ Selection select_terms(const SelectionInput& in) {
                         fmt(std::sqrt(sel.solved.rss / std::max(1, in.points))) + " " + in.residual_unit + ")";
         continue;
       }
+      const bool linear = in.nonlinear.empty() || !in.nonlinear[j];
       std::vector<int> trial = cols;
       trial.push_back(j);
-      if (rank_of(in.design, trial) < static_cast<int>(trial.size())) {
+      if (linear && rank_of(in.design, trial) < static_cast<int>(trial.size())) {
         sel.reason[j] = "not selected: collinear with the selected terms in these records (the data cannot tell them apart)";
         continue;
       }
@@ -294,7 +299,7 @@ Selection select_terms(const SelectionInput& in) {
     }
     if (best < 0) break;
     sel.active[best] = true;
-    cols.push_back(best);
+    if (in.nonlinear.empty() || !in.nonlinear[best]) cols.push_back(best);
     ++k;
     sel.reason[best] = "selected: estimate " + fmt(best_solved.value[best]) + " ± " + fmt(best_solved.se[best]) +
                        ", BIC " + fmt(current_bic) + " -> " + fmt(best_bic);
@@ -399,6 +404,8 @@ void fit_step(const model::FeatureMaker& maker, const std::vector<Record>& recor
   in.core = {model::kGemm, model::kAttention, model::kAttentionMath};
   in.optional = {model::kFixed, model::kMaskPath, model::kExpertStream, model::kHost};
   in.exercised.assign(kStepTerms, false);
+  in.nonlinear.assign(kStepTerms, false);
+  in.nonlinear[model::kHost] = true;
   in.design = Eigen::MatrixXd::Zero(points, kStepTerms);
   for (int i = 0; i < points; ++i)
     for (int j = 0; j < kStepTerms; ++j) {
@@ -485,25 +492,29 @@ void fit_step(const model::FeatureMaker& maker, const std::vector<Record>& recor
   };
   Selection sel = select_terms(in);
   if (sel.active[model::kHost]) {
-    // The overlap exponent is not a linear rate: the fit tries each of a grid of exponents with the chosen
-    // terms and keeps the smallest residual (p = 1: host and device add; 16: nearly max(D, H)).
-    double best_p = overlap, best_rss = sel.solved.rss;
-    Solved best = sel.solved;
+    // The overlap exponent is not a linear rate: the whole selection is repeated for each exponent of a grid
+    // (p = 1: host and device times add; 16: nearly max(D, H)) and the lowest BIC is kept, so that a wrong p
+    // cannot make a fixed term look necessary.
+    auto bic_of = [&](const Selection& s) {
+      int k = 0;
+      for (bool a : s.active) k += a ? 1 : 0;
+      return bic(s.solved.rss, points, k);
+    };
+    double best_p = overlap, best_bic = bic_of(sel);
     for (double p : kOverlapGrid) {
+      if (p == kDefaultOverlap) continue;
       overlap = p;
-      Solved s = in.solve(sel.active);
-      if (s.rss < best_rss) {
-        best_rss = s.rss;
+      Selection s = select_terms(in);
+      const double b = bic_of(s);
+      if (s.active[model::kHost] && b < best_bic) {
+        best_bic = b;
         best_p = p;
-        best = s;
+        sel = std::move(s);
       }
     }
     overlap = best_p;
-    sel.solved = best;
-    for (int j = 0; j < kStepTerms; ++j)
-      if (sel.active[j] && sel.solved.value[j] <= 0) sel.active[j] = false;
-    report.notes.push_back("host: overlap exponent p = " + fmt(best_p) + " (smallest residual of p in 1, 1.5, 2, 3, 4, "
-                           "6, 8, 16; 1 = the host and device times add, 16 = nearly the larger of the two)");
+    report.notes.push_back("host: overlap exponent p = " + fmt(best_p) + " (lowest BIC of p in 1, 1.5, 2, 3, 4, 6, 8, "
+                           "16; 1 = the host and device times add, 16 = nearly the larger of the two)");
   }
   auto& coeffs = report.coefficients;
   coeffs.overlap_exponent = overlap;

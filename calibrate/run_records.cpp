@@ -145,7 +145,7 @@ nlohmann::json run_json(const RunFields& f) {
   j["policy"] = f.policy;
   j["micro_batch"] = f.micro_batch;
   j["accumulation"] = f.accumulation;
-  j["max_length"] = f.max_length;
+  if (f.max_length > 0) j["max_length"] = f.max_length;  // optional: 0 = not recorded
   j["pad_to_multiple_of"] = f.pad_to_multiple_of;
   j["seed"] = f.seed;
   j["index"] = f.index;

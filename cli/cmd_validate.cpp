@@ -36,6 +36,26 @@ struct ValidateOptions {
   double max_saving_error_pp = 0;
 };
 
+// A run of another model or GPU cannot be predicted with these coefficients (exit 2, every such line named); a
+// different tier label is allowed (people label their own stacks) but said on stderr.
+void check_runs_match(const std::vector<calibrate::RecordedRun>& runs, const model::Coefficients& c,
+                      const std::string& coefficients_file, std::ostream& warnings) {
+  std::vector<std::string> problems;
+  for (const auto& run : runs) {
+    const auto& r = run.steps.front().record;
+    if (r.model != c.model)
+      problems.push_back(r.where() + ": run '" + run.id + "' is of model '" + r.model + "' but " + coefficients_file +
+                         " is of '" + c.model + "'. Violated constraint: the same model");
+    if (r.gpu != c.gpu)
+      problems.push_back(r.where() + ": run '" + run.id + "' ran on '" + r.gpu + "' but " + coefficients_file +
+                         " was calibrated on '" + c.gpu + "'. Violated constraint: the same GPU");
+    if (r.tier != c.tier)
+      warnings << "note: " << r.where() << ": run '" << run.id << "' is labelled tier '" << r.tier << "', the coefficients '"
+               << c.tier << "': predicting it with them anyway\n";
+  }
+  if (!problems.empty()) throw InputError(problems);
+}
+
 void validate_runs(const ValidateOptions& o) {
   if (o.coefficients.empty())
     throw InputError("validate --run needs --coefficients C.yaml (the calibration to predict the run with)");
@@ -45,6 +65,7 @@ void validate_runs(const ValidateOptions& o) {
     throw InputError(o.run + ": no recorded run (records with \"probe\": \"run\" and a run object, "
                      "calibrate/run_records.hpp). Violated constraint: at least one run");
   const model::Coefficients c = load_coefficients(o.coefficients);
+  check_runs_match(runs, c, o.coefficients, std::cerr);
   const model::StepModel m(load_model(o.input.model.empty() ? c.model : o.input.model), c);
   const RunValidation v = check_runs(runs, m);
   if (o.format == Format::json)

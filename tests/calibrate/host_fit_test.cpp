@@ -183,3 +183,17 @@ TEST_CASE("recorded-run micro-batches stay out of the steady fit and give the ru
   CHECK(got.run[sm::kOptimizerStep].value == Approx(0.1).epsilon(1e-12));
   CHECK(has_note(report.notes, "1 recorded run(s)"));
 }
+
+TEST_CASE("the host term is found whatever the overlap exponent of the grid", "[host_fit]") {
+  const auto shape = stepcast::cli::load_model("gemma-4-26b-a4b");
+  const double p = GENERATE(1.5, 2.0, 3.0, 6.0, 16.0);
+  sm::Coefficients c = truth(kLaunches);
+  c.overlap_exponent = p;
+  const sm::StepModel m(shape, c);
+  const auto report = sc::fit(shape, simulate(m, kSmallToLarge, kRows, true, 11), sc::FitOptions{});
+  const auto& got = report.coefficients;
+  INFO("p " << p << ": host " << got.step[sm::kHost].reason << "; fixed " << got.step[sm::kFixed].reason);
+  CHECK(got.step[sm::kHost].selected);
+  CHECK(got.overlap_exponent == p);
+  CHECK(got.step_rms_rel < 0.006);  // the 0.3 % noise
+}

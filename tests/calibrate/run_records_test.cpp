@@ -223,3 +223,12 @@ TEST_CASE("run_json: optional fields are written only when present", "[runs]") {
   CHECK(j.at("optimizer_s") == 0.25);
   CHECK(j.at("corpus_lengths") == nlohmann::json::array({5, 6}));
 }
+TEST_CASE("run_json with the default max_length reads back", "[runs]") {
+  sc::RunFields f;
+  f.id = "x";
+  f.policy = "pad-to-longest";
+  f.micro_batch = 1;
+  f.elapsed_s = 1.0;
+  TempFile file(line({100}, 100, 1.0, f), ".jsonl");
+  CHECK_NOTHROW(runs_of(file.path()));
+}

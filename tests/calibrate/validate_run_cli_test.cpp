@@ -481,3 +481,13 @@ TEST_CASE("validate --run: a bar that is not a positive number exits 2", "[valid
     CHECK(r.exit_code == 2);
   }
 }
+TEST_CASE("validate --run: runs of another GPU than the coefficients are refused with the line", "[validate_run]") {
+  std::string text = longest_run();
+  for (size_t at = text.find("NVIDIA H200"); at != std::string::npos; at = text.find("NVIDIA H200", at))
+    text.replace(at, 11, "NVIDIA H100");
+  const TempFile runs(text, ".jsonl");
+  const TempFile coefficients(stepcast::cli::coefficients_yaml(hand_coefficients()), ".yaml");
+  const auto r = run_cli("validate --run " + runs.path() + " --coefficients " + coefficients.path());
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.err, runs.path() + ":1"));
+}
