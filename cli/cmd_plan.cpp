@@ -163,6 +163,7 @@ nlohmann::json plan_json(const planner::PlanResult& p, const planner::PlanResult
                      {"evaluation", p.eval_s},
                      {"startup", p.startup_s}}},
                    {"distinct_shapes", p.distinct_shapes},
+                   {"host_bound_micro_batches", p.host_bound_micro_batches},
                    {"first_seen_s", p.first_seen_s},
                    {"run_start_s", p.run_start_s},
                    {"optimizer_step_s", p.optimizer.step_s},
@@ -239,6 +240,10 @@ void print_text(std::ostream& out, const Scenario& s, const planner::Corpus& cor
       << b.batching.pad_to_multiple_of << "): first-seen " << fixed(b.first_seen_s, 1) << " s, run start "
       << fixed(b.run_start_s, 1) << " s; optimizer step " << fixed(b.optimizer.step_s, 4) << " s ("
       << optimizer_source_text(b, s) << ")\n";
+  if (b.host_bound_micro_batches > 0)
+    out << "  host-bound: " << with_commas(b.host_bound_micro_batches) << " of " << with_commas(b.micro_batches)
+        << " micro-batches (the host issues their kernels slower than the device runs them: fewer, fuller "
+           "micro-batches pay; docs/host.md)\n";
   out << "  truncated at " << b.batching.max_length << ": " << with_commas(b.truncated.samples) << " samples, "
       << with_commas(b.truncated.tokens) << " tokens\n";
   if (b.oom)

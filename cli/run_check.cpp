@@ -83,8 +83,7 @@ RunCheck check_run(const calibrate::RecordedRun& run, const model::StepModel& mo
       c.batch_max_abs = err;
       c.batch_max_index = static_cast<int64_t>(i);
     }
-    const auto sides = model.sides(batches[i]);
-    if (sides.host_bound()) ++c.host_bound;
+    if (e.host_bound) ++c.host_bound;
     if (jit_added(step.record) > 0) {
       ++c.jit_batches;
       c.jit_excess_s += measured - predicted;

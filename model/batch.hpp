@@ -27,11 +27,24 @@ struct MicroBatch {
   bool has_padding() const { return real_tokens() < padded_tokens(); }
 };
 
+// A step's two sides: the device's time and the host's time to issue it (model/features.hpp), and the step.
+struct StepSides {
+  double step_s = 0;
+  double device_s = 0;
+  double host_s = 0;   // 0: the predictor has no host side
+  bool host_bound() const { return host_s > device_s; }
+};
+
 class StepPredictor {
  public:
   virtual ~StepPredictor() = default;
   virtual double step_s(const MicroBatch& batch) const = 0;     // one forward + backward, seconds
   virtual double peak_gib(const MicroBatch& batch) const = 0;   // peak allocated device memory, GiB
+  // The step with its two sides; the default has no host side (step = device).
+  virtual StepSides step_sides(const MicroBatch& batch) const {
+    const double s = step_s(batch);
+    return {s, s, 0};
+  }
   // One-off seconds the first micro-batch of a shape (rows x width) not seen before in the process pays
   // on top of step_s: kernel plans built and cached per shape (cuDNN SDPA graphs, cuBLAS heuristics,
   // allocator growth). Calibrated per tier from first-seen probes; 0 when unknown.

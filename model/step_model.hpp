@@ -21,13 +21,9 @@ class StepModel : public StepPredictor {
   double optimizer_step_s() const override;
 
   // Which side bounds a micro-batch: the two sides apart and their smooth maximum (step_s).
-  struct Sides {
-    double device_s = 0;
-    double host_s = 0;
-    double step_s = 0;
-    bool host_bound() const { return host_s > device_s; }
-  };
+  using Sides = StepSides;
   Sides sides(const MicroBatch& batch) const;
+  StepSides step_sides(const MicroBatch& batch) const override { return sides(batch); }
   MemoryTable memory_table(const MicroBatch& batch) const;
 
   const FeatureMaker& features() const { return features_; }

@@ -19,6 +19,7 @@ BatchCosts evaluate(const Schedule& schedule, const model::StepPredictor& predic
     c.compute_s += step_s;
     c.first_seen_s += charge.first_seen_s;
     c.run_start_s += charge.run_start_s;
+    c.host_bound += charge.host_bound ? 1 : 0;
     if (peak_gib > c.peak_gib || c.peak_batch < 0) {
       c.peak_gib = peak_gib;
       c.peak_batch = b;
@@ -73,6 +74,7 @@ PlanResult assemble(const Corpus& corpus, const Schedule& schedule, const Batchi
   p.first_seen_s = costs.first_seen_s;  // later epochs meet no new shape
   p.run_start_s = costs.run_start_s;
   p.distinct_shapes = costs.distinct_shapes;
+  p.host_bound_micro_batches = costs.host_bound * run.epochs;
   p.optimizer = optimizer;
   p.optimizer_s = static_cast<double>(p.steps) * optimizer.step_s;
   if (run.checkpoint_every_steps > 0)

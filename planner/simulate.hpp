@@ -56,6 +56,7 @@ struct BatchCosts {
   double first_seen_s = 0;     // sum of first_seen_s over the epoch's distinct shapes (paid once per run)
   double run_start_s = 0;      // paid once per run
   int64_t distinct_shapes = 0;
+  int64_t host_bound = 0;      // micro-batches of the epoch the host bounds (predictors with a host side)
   double peak_gib = 0;         // the largest peak of any micro-batch
   int64_t peak_batch = -1;
   int64_t first_oom_batch = -1;  // first micro-batch (0-based, run order) above the memory limit
@@ -93,6 +94,7 @@ struct PlanResult {
   double first_seen_s = 0;      // one-off seconds of the shapes first met in the run
   double run_start_s = 0;       // one-off seconds of the fresh process's first micro-batch
   int64_t distinct_shapes = 0;  // rows x width shapes the run meets
+  int64_t host_bound_micro_batches = 0;  // whole run: micro-batches the host, not the device, bounds
   OptimizerStep optimizer;      // seconds per optimizer step and where they came from
   double optimizer_s = 0;
   double checkpoint_s = 0;

@@ -46,7 +46,9 @@ bool ShapeSet::insert(model::ShapeKey key) {
 
 BatchCharge RunCharger::next(const model::MicroBatch& batch) {
   BatchCharge c;
-  c.step_s = predictor_.step_s(batch);
+  const model::StepSides sides = predictor_.step_sides(batch);
+  c.step_s = sides.step_s;
+  c.host_bound = sides.host_bound();
   c.new_shape = shapes_.insert(model::shape_key(batch));
   if (c.new_shape) c.first_seen_s = predictor_.first_seen_s(batch);
   if (!started_) {
@@ -79,6 +81,8 @@ Timeline predict_timeline(const std::vector<model::MicroBatch>& batches, int64_t
     e.first_seen_s = c.first_seen_s;
     e.run_start_s = c.run_start_s;
     e.first_seen = c.new_shape;
+    e.host_bound = c.host_bound;
+    t.host_bound += c.host_bound ? 1 : 0;
     e.optimizer_step = i / accumulation;
     if ((i + 1) % accumulation == 0 || i + 1 == n) e.optimizer_s = t.optimizer.step_s;
     t.compute_s += e.step_s;

@@ -39,6 +39,7 @@ struct BatchCharge {
   double first_seen_s = 0;  // 0 unless the shape is new to the run
   double run_start_s = 0;   // 0 unless it is the run's first micro-batch
   bool new_shape = false;
+  bool host_bound = false;  // the predictor says the host, not the device, bounds the step
 };
 
 // The per-micro-batch rule above, minus the optimizer step; call next() for every micro-batch in run order.
@@ -79,6 +80,7 @@ struct TimelineEntry {
   double optimizer_s = 0;   // on the micro-batch closing a window, and on the last one
   double elapsed_s = 0;     // since the run began, after this micro-batch and its optimizer step
   bool first_seen = false;
+  bool host_bound = false;
   int64_t optimizer_step = 0;  // 0-based window it belongs to
 };
 
@@ -90,6 +92,7 @@ struct Timeline {
   double optimizer_s = 0;
   double wall_clock_s = 0;  // the sum of the four above (= the last elapsed_s)
   int64_t distinct_shapes = 0;
+  int64_t host_bound = 0;   // micro-batches the host bounds
   int64_t steps = 0;        // optimizer steps
   OptimizerStep optimizer;
 };

@@ -38,3 +38,21 @@ class OneOffPredictor : public ExactPredictor {
 };
 
 }  // namespace stepcast::testing
+
+namespace stepcast::testing {
+
+// ExactPredictor's step as the device side, with a constant host floor H combined as max(D, H).
+class FloorPredictor : public ExactPredictor {
+ public:
+  FloorPredictor(double a, double host_s) : ExactPredictor(a, 0.0, 0.0, 0.0, 0.0), host_s_(host_s) {}
+  model::StepSides step_sides(const model::MicroBatch& batch) const override {
+    const double device = ExactPredictor::step_s(batch);
+    return {device > host_s_ ? device : host_s_, device, host_s_};
+  }
+  double step_s(const model::MicroBatch& batch) const override { return step_sides(batch).step_s; }
+
+ private:
+  double host_s_;
+};
+
+}  // namespace stepcast::testing

@@ -267,3 +267,33 @@ TEST_CASE("later epochs meet no new shape", "[planner][timeline]") {
   CHECK(plan.run_start_s == 7.0);
   CHECK(plan.wall_clock_s == Approx(9.0 + 6.0 + 7.0));
 }
+
+TEST_CASE("the planner counts the micro-batches the host bounds", "[timeline][host]") {
+  // Device 1 ms per padded token, host floor 0.5 s: widths 100, 400, 1000 (one row each) are device
+  // 0.1, 0.4 and 1.0 s, so the first two are host-bound and their steps cost 0.5 s.
+  const stepcast::testing::FloorPredictor predictor(1e-3, 0.5);
+  std::vector<stepcast::model::MicroBatch> batches;
+  for (int64_t w : {100, 400, 1000}) {
+    stepcast::model::MicroBatch b;
+    b.rows = {w};
+    b.width = w;
+    batches.push_back(b);
+  }
+  const auto t = stepcast::planner::predict_timeline(batches, 1, predictor, 0.0);
+  CHECK(t.host_bound == 2);
+  CHECK(t.batches[0].host_bound);
+  CHECK_FALSE(t.batches[2].host_bound);
+  CHECK(t.compute_s == Approx(0.5 + 0.5 + 1.0));
+
+  stepcast::planner::Corpus corpus;
+  corpus.lengths = {100, 400, 1000};
+  stepcast::planner::BatchingSpec spec;
+  spec.policy = stepcast::planner::Policy::pad_to_longest;
+  spec.micro_batch = 1;
+  spec.max_length = 4096;
+  stepcast::planner::RunSpec run;
+  run.gpu_memory_gib = 100;
+  run.epochs = 2;
+  const auto plan = stepcast::planner::simulate(corpus, spec, run, predictor);
+  CHECK(plan.host_bound_micro_batches == 4);  // two per epoch
+}
