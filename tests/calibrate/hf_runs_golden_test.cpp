@@ -1,0 +1,101 @@
+// Golden tests on the shipped H200 data of transformers + peft (issue 7): the shipped coefficient file is what
+// its documented command produces from the shipped measurements, the numbers docs/host.md quotes come back
+// from `validate --run`, and `predict` says which side bounds a micro-batch.
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "calibrate/fit.hpp"
+#include "calibrate/records.hpp"
+#include "catch.hpp"
+#include "cli/coefficients_io.hpp"
+#include "cli/model_config.hpp"
+#include "cli_runner.hpp"
+#include "model/coefficients.hpp"
+
+namespace sc = stepcast::calibrate;
+namespace sm = stepcast::model;
+using stepcast::testing::run_cli;
+
+namespace {
+
+const std::string kDir = std::string(STEPCAST_SCENARIOS) + "/measurements/";
+const std::string kShipped = std::string(STEPCAST_SCENARIOS) + "/coefficients/h200-hf-peft-sdpa-grouped_mm.yaml";
+
+// The files of the shipped file's commit message, in its order.
+const std::vector<std::string> kFiles = {"h200-hf-peft-host.jsonl",    "h200-hf-peft-host-m3.jsonl",
+                                         "h200-hf-peft-host-m4.jsonl", "h200-hf-peft.jsonl",
+                                         "h200-hf-peft-runs.jsonl",    "h200-hf-peft-runs-m3.jsonl",
+                                         "h200-hf-peft-runs-m4.jsonl", "h200-hf-peft-jit.jsonl"};
+
+const nlohmann::json* run_named(const nlohmann::json& runs, const std::string& id) {
+  for (const auto& r : runs)
+    if (r.at("id") == id) return &r;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("the shipped transformers + peft coefficients are what calibrate makes of the shipped data", "[golden][host]") {
+  std::vector<sc::Record> records;
+  for (const auto& f : kFiles)
+    for (auto& r : sc::read_records(kDir + f)) records.push_back(std::move(r));
+  sc::FitOptions o;
+  o.records_file = "shipped";
+  const auto fitted = sc::fit(stepcast::cli::load_model("gemma-4-26b-a4b"), records, o).coefficients;
+  const auto shipped = stepcast::cli::load_coefficients(kShipped);
+  REQUIRE(fitted.step[sm::kHost].selected);
+  CHECK(shipped.step[sm::kHost].selected);
+  CHECK(fitted.step[sm::kHost].value == Approx(shipped.step[sm::kHost].value).epsilon(1e-6));
+  CHECK(fitted.overlap_exponent == shipped.overlap_exponent);
+  CHECK(fitted.launches_per_step == shipped.launches_per_step);
+  for (int i = 0; i < sm::kRunTerms; ++i) {
+    INFO(sm::run_term_names()[i]);
+    CHECK(fitted.run[i].selected == shipped.run[i].selected);
+    CHECK(fitted.run[i].value == Approx(shipped.run[i].value).epsilon(1e-6));
+  }
+  // docs/host.md: host floor 0.628 s at 25,800 launches, p = 3, first-seen 0.132 s, start 0.80 s.
+  CHECK(fitted.step[sm::kHost].value * fitted.launches_per_step / 1000 == Approx(0.628).margin(0.001));
+  CHECK(fitted.overlap_exponent == 3);
+  CHECK(fitted.run[sm::kFirstSeen].value == Approx(0.132).margin(0.001));
+  CHECK(fitted.run[sm::kRunStart].value == Approx(0.80).margin(0.005));
+}
+
+TEST_CASE("validate --run reproduces docs/host.md's checks of the held-out machine", "[golden][host]") {
+  const auto r = run_cli("validate --run " + kDir + "h200-hf-peft-runs-m4.jsonl --coefficients " + kShipped +
+                         " --format json");
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  const auto* pad = run_named(j.at("runs"), "hf-s41-m600-pass2/pad-to-longest");
+  const auto* cold = run_named(j.at("runs"), "hf-s41-m600-pass1/pad-to-longest");
+  REQUIRE(pad != nullptr);
+  REQUIRE(cold != nullptr);
+  CHECK(pad->at("measured_s").get<double>() == Approx(36.14).margin(0.005));
+  CHECK(pad->at("planned_batches_match") == true);
+  // The first run on the machine JIT-compiled kernels at 4 micro-batches; they are reported apart.
+  CHECK(cold->at("jit_micro_batches") == 4);
+  CHECK(cold->at("jit_excess_s").get<double>() > 15.0);
+  // The bar as a check: a run 5 % off fails it (exit 1) and names the run.
+  const auto bar = run_cli("validate --run " + kDir + "h200-hf-peft-runs-m4.jsonl --coefficients " + kShipped +
+                           " --max-total-error 0.05");
+  CHECK(bar.exit_code == 1);
+  CHECK(bar.err.find("hf-s41-m600-pass1/pad-to-longest") != std::string::npos);
+}
+
+TEST_CASE("predict says which side bounds a micro-batch", "[host]") {
+  const auto small = run_cli("predict --coefficients " + kShipped + " --rows 128 --format json");
+  REQUIRE(small.exit_code == 0);
+  const auto s = nlohmann::json::parse(small.out);
+  CHECK(s.at("bound") == "host");
+  CHECK(s.at("predicted_host_s").get<double>() == Approx(0.628).margin(0.001));
+  CHECK(s.at("predicted_step_s").get<double>() >= s.at("predicted_host_s").get<double>());
+  const auto big = run_cli("predict --coefficients " + kShipped + " --rows 8192 --format json");
+  REQUIRE(big.exit_code == 0);
+  const auto b = nlohmann::json::parse(big.out);
+  CHECK(b.at("bound") == "device");
+  CHECK(b.at("predicted_device_s").get<double>() > 2.0);
+  const auto text = run_cli("predict --coefficients " + kShipped + " --rows 512,300");
+  CHECK(text.out.find("bound by the host") != std::string::npos);
+}
