@@ -33,13 +33,15 @@ nlohmann::json report_json(const calibrate::FitReport& r, const std::string& out
   j["out"] = out;
   j["step_residuals"] = nlohmann::json::array();
   for (const auto& s : r.step_residuals)
-    j["step_residuals"].push_back({{"line", s.line},
+    j["step_residuals"].push_back({{"file", s.file},
+                                   {"line", s.line},
                                    {"measured_step_s", s.measured_s},
                                    {"predicted_step_s", s.predicted_s},
                                    {"error_rel", s.error_rel()}});
   j["peak_residuals"] = nlohmann::json::array();
   for (const auto& p : r.peak_residuals)
-    j["peak_residuals"].push_back({{"line", p.line},
+    j["peak_residuals"].push_back({{"file", p.file},
+                                   {"line", p.line},
                                    {"measured_peak_gib", p.measured_gib},
                                    {"predicted_peak_gib", p.predicted_gib},
                                    {"oom_constraint", p.oom_constraint},

@@ -76,6 +76,7 @@ RunCheck check_run(const calibrate::RecordedRun& run, const model::StepModel& mo
     const auto& e = t.batches[i];
     const auto& step = run.steps[i];
     const double measured = *step.record.step_s + step.optimizer_s.value_or(0);
+    c.accounted_s += measured;
     const double predicted = e.step_s + e.first_seen_s + e.run_start_s + e.optimizer_s;
     const double err = std::abs(predicted / measured - 1.0);
     sum += err;
@@ -135,7 +136,8 @@ nlohmann::json run_validation_json(const RunValidation& v) {
                      {"micro_batch_max_abs_error", r.batch_max_abs},
                      {"micro_batch_max_index", r.batch_max_index},
                      {"jit_micro_batches", r.jit_batches},
-                     {"jit_excess_s", r.jit_excess_s}};
+                     {"jit_excess_s", r.jit_excess_s},
+                     {"accounted_s", r.accounted_s}};
     if (r.planned_s) {
       o["planned_s"] = *r.planned_s;
       o["planned_error_rel"] = *r.planned_s / r.measured_s - 1.0;
@@ -172,6 +174,9 @@ void print_run_validation(const RunValidation& v, const std::string& file, std::
           << (*r.planned_s >= r.measured_s ? "+" : "") << fixed((*r.planned_s / r.measured_s - 1) * 100, 1)
           << " %), its micro-batches " << (r.planned_batches_match.value_or(false) ? "are" : "are NOT")
           << " the recorded ones\n";
+    if (std::abs(r.accounted_s - r.measured_s) > 0.02 * r.measured_s)
+      out << "    note: its micro-batches and optimizer steps account for " << fixed(r.accounted_s, 2) << " s of its "
+          << fixed(r.measured_s, 2) << " s wall clock; the rest (data loading, logging, evaluation?) is not predicted\n";
     if (r.jit_batches > 0)
       out << "    cold kernel cache: " << r.jit_batches << " micro-batch(es) JIT-compiled kernels, "
           << fixed(r.jit_excess_s, 2) << " s over their prediction (a one-off per machine; docs/host.md)\n";

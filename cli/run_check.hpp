@@ -35,6 +35,7 @@ struct RunCheck {
   std::optional<bool> planned_batches_match;  // the planner's micro-batches = the recorded ones (as a multiset)
   int64_t jit_batches = 0;           // micro-batches that added kernels to a cold driver JIT cache (when labelled)
   double jit_excess_s = 0;           // their measured time over the prediction
+  double accounted_s = 0;            // sum of the micro-batches' step_s and optimizer_s (vs measured_s, the wall clock)
   double error_rel() const { return predicted_s / measured_s - 1.0; }
 };
 

@@ -491,3 +491,31 @@ TEST_CASE("validate --run: runs of another GPU than the coefficients are refused
   CHECK(r.exit_code == 2);
   CHECK(contains(r.err, runs.path() + ":1"));
 }
+
+TEST_CASE("validate --run says when a run's wall clock holds time outside its micro-batches", "[validate_run]") {
+  // sorted_run() accounts for all of its 8.0 s; the same run with elapsed_s stretched by 1.0 s at the second
+  // micro-batch (a data-loader stall, say) accounts for 8.0 of 9.0 s.
+  std::string text = sorted_run();
+  std::string stretched;
+  size_t start = 0;
+  for (int i = 0; i < 4; ++i) {
+    const size_t end = text.find('\n', start);
+    auto j = nlohmann::json::parse(text.substr(start, end - start));
+    if (i >= 1) j["run"]["elapsed_s"] = j["run"]["elapsed_s"].get<double>() + 1.0;
+    stretched += j.dump() + "\n";
+    start = end + 1;
+  }
+  const TempFile coefficients(stepcast::cli::coefficients_yaml(hand_coefficients()), ".yaml");
+  const TempFile plain(text, ".jsonl");
+  const TempFile gap(stretched, ".jsonl");
+  const auto ok = run_cli("validate --run " + plain.path() + " --coefficients " + coefficients.path());
+  REQUIRE(ok.exit_code == 0);
+  CHECK(ok.out.find("account for") == std::string::npos);
+  const auto r = run_cli("validate --run " + gap.path() + " --coefficients " + coefficients.path() + " --format json");
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j.at("runs").at(0).at("measured_s").get<double>() == Approx(9.0));
+  CHECK(j.at("runs").at(0).at("accounted_s").get<double>() == Approx(8.0));
+  const auto t = run_cli("validate --run " + gap.path() + " --coefficients " + coefficients.path());
+  CHECK(t.out.find("account for 8.00 s of its 9.00 s") != std::string::npos);
+}
