@@ -334,13 +334,6 @@ double capacity_of(const Record& r) {
   return model::gpu_info(r.gpu).capacity_gib;
 }
 
-model::MicroBatch batch_of(const Record& r) {
-  model::MicroBatch b;
-  b.rows = r.rows;
-  b.width = r.width;
-  return b;
-}
-
 // ---- the step fit ----
 
 constexpr double kDefaultOverlap = 4;
@@ -383,7 +376,7 @@ void fit_step(const model::FeatureMaker& maker, const std::vector<Record>& recor
   const double launches = typical_launches(records);
   for (const Record& r : records)
     if (!r.oom && r.step_s && steady_step(r)) {
-      f.push_back(maker.step(batch_of(r)));
+      f.push_back(maker.step(to_batch(r)));
       f.back().x[model::kHost] = launches_of(r).value_or(launches) / 1000.0;
       y.push_back(*r.step_s);
       lines.push_back(r.line);
@@ -553,7 +546,7 @@ void fit_peak(const model::FeatureMaker& maker, const std::vector<Record>& recor
   int points = 0;
   for (const Record& r : records) {
     if (r.usable_peak()) {
-      f.push_back(maker.memory(batch_of(r)));
+      f.push_back(maker.memory(to_batch(r)));
       target.push_back(*r.peak_gib);
       oom.push_back(false);
       lines.push_back(r.line);
@@ -566,7 +559,7 @@ void fit_peak(const model::FeatureMaker& maker, const std::vector<Record>& recor
                                "' is unknown; add \"capacity_gib\" to the record)");
         continue;
       }
-      f.push_back(maker.memory(batch_of(r)));
+      f.push_back(maker.memory(to_batch(r)));
       target.push_back(cap);
       oom.push_back(true);
       lines.push_back(r.line);

@@ -51,8 +51,6 @@ bool flag(const Record& r, const char* key) {
   return it != r.extra.end() && it->is_boolean() && it->get<bool>();
 }
 
-model::MicroBatch batch_of(const Record& r) { return to_batch(r); }
-
 std::string fmt(double v) {
   std::ostringstream o;
   o.precision(3);
@@ -127,7 +125,7 @@ void fit_run_costs(const model::ModelShape& shape, const std::vector<Record>& re
   for (const RecordedRun& run : runs)
     for (const RunStep& step : run.steps) {
       if (compiled_kernels(step.record)) continue;
-      const double excess = *step.record.step_s - steady.step_s(batch_of(step.record));
+      const double excess = *step.record.step_s - steady.step_s(to_batch(step.record));
       if (step.index == 0) {
         run_start_raw.push_back(excess);
       } else if (step.first_seen) {

@@ -172,13 +172,7 @@ std::vector<RecordedRun> read_runs(const std::vector<Record>& records, const std
     auto [it, inserted] = by_id.emplace(record.file + "\n" + f.id, runs.size());
     if (inserted) {
       RecordedRun run;
-      run.id = f.id;
-      run.policy = f.policy;
-      run.micro_batch = f.micro_batch;
-      run.accumulation = f.accumulation;
-      run.max_length = f.max_length;
-      run.pad_to_multiple_of = f.pad_to_multiple_of;
-      run.seed = f.seed;
+      static_cast<RunHeader&>(run) = f;
       runs.push_back(std::move(run));
       wheres.emplace_back();
     }

@@ -37,14 +37,18 @@ struct RunStep {
   double elapsed_s = 0;
 };
 
-struct RecordedRun {
+// What every micro-batch of one run repeats: the run's identity and batching.
+struct RunHeader {
   std::string id;
   std::string policy;
   int64_t micro_batch = 0;
   int64_t accumulation = 1;
-  int64_t max_length = 0;
+  int64_t max_length = 0;          // 0: not recorded
   int64_t pad_to_multiple_of = 1;
   uint64_t seed = 0;
+};
+
+struct RecordedRun : RunHeader {
   std::vector<int32_t> corpus_lengths;  // empty when the writer did not record the corpus
   std::vector<RunStep> steps;           // run order
 
@@ -53,14 +57,7 @@ struct RecordedRun {
 };
 
 // The `run` object of a micro-batch record (what a writer adds to a Record's `extra`, with "probe": "run").
-struct RunFields {
-  std::string id;
-  std::string policy;
-  int64_t micro_batch = 0;
-  int64_t accumulation = 1;
-  int64_t max_length = 0;
-  int64_t pad_to_multiple_of = 1;
-  uint64_t seed = 0;
+struct RunFields : RunHeader {
   int64_t index = 0;
   int64_t optimizer_step = 0;
   bool first_seen = false;

@@ -54,9 +54,7 @@ Validation cross_validate(const model::ModelShape& shape, const std::vector<Reco
       row.file = r.file;
       row.line = r.line;
       row.fold = k;
-      model::MicroBatch b;
-      b.rows = r.rows;
-      b.width = r.width;
+      const model::MicroBatch b = to_batch(r);
       if (r.step_s && !r.oom) {
         row.measured_step_s = *r.step_s;
         row.predicted_step_s = m.step_s(b);

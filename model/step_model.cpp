@@ -20,7 +20,8 @@ StepModel::Sides StepModel::sides(const MicroBatch& batch) const {
   Sides s;
   s.device_s = device_seconds(c.data(), f);
   s.host_s = host_seconds(c.data(), f);
-  s.step_s = step_seconds(c.data(), f, coefficients_.overlap_exponent);
+  // step_seconds() would compute both sides again: combine the two just computed (the planner's hot path).
+  s.step_s = s.host_s > 0 ? smooth_max(s.device_s, s.host_s, coefficients_.overlap_exponent) : s.device_s;
   return s;
 }
 
