@@ -8,7 +8,7 @@
 #include <random>
 
 #include "calibrate/fit.hpp"
-#include "cli/model_config.hpp"
+#include "io/model_config.hpp"
 #include "model/step_model.hpp"
 
 namespace sc = stepcast::calibrate;
@@ -56,7 +56,7 @@ std::vector<sm::MicroBatch> batches(int n, unsigned seed) {
 int main(int argc, char** argv) {
   const int n_records = argc > 1 ? std::atoi(argv[1]) : 1000;
   const long n_predictions = argc > 2 ? std::atol(argv[2]) : 5000000;
-  const auto shape = stepcast::cli::load_model("gemma-4-26b-a4b");
+  const auto shape = stepcast::io::load_model("gemma-4-26b-a4b");
   const auto c = truth();
   const sm::StepModel model(shape, c);
 

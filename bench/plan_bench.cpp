@@ -17,9 +17,9 @@
 #include <utility>
 #include <vector>
 
-#include "cli/coefficients_io.hpp"
-#include "cli/corpus_io.hpp"
-#include "cli/model_config.hpp"
+#include "io/coefficients_io.hpp"
+#include "io/corpus_io.hpp"
+#include "io/model_config.hpp"
 #include "model/step_model.hpp"
 #include "planner/simulate.hpp"
 #include "planner/sweep.hpp"
@@ -101,8 +101,8 @@ int main(int argc, char** argv) {
   std::unique_ptr<model::StepPredictor> predictor;
   std::string name = "width-quadratic (seed sm_120 fit)";
   if (!coefficients.empty()) {
-    const auto c = cli::load_coefficients(coefficients);
-    predictor = std::make_unique<model::StepModel>(cli::load_model(c.model), c);
+    const auto c = io::load_coefficients(coefficients);
+    predictor = std::make_unique<model::StepModel>(io::load_model(c.model), c);
     name = "StepModel (" + coefficients + ")";
   } else {
     predictor = std::make_unique<planner::WidthQuadraticPredictor>(seed_fit());
@@ -122,7 +122,7 @@ int main(int argc, char** argv) {
   double read_s = 0;
   const double plan_s = best_of(3, [&] {
     planner::Corpus corpus;
-    read_s = seconds([&] { corpus = cli::load_corpus_file(file); });
+    read_s = seconds([&] { corpus = io::load_corpus_file(file); });
     plan = planner::simulate(corpus, one, run, *predictor);
   });
   std::printf("1. %lld samples (%s)\n", static_cast<long long>(samples), file.c_str());
@@ -131,7 +131,7 @@ int main(int argc, char** argv) {
               "%lld shapes\n",
               plan_s, read_s, static_cast<long long>(plan.micro_batches), 100 * plan.padding_fraction,
               static_cast<long long>(plan.distinct_shapes));
-  const planner::Corpus corpus = cli::load_corpus_file(file);
+  const planner::Corpus corpus = io::load_corpus_file(file);
   for (auto policy : {planner::Policy::pad_to_longest, planner::Policy::bucket_to_pair, planner::Policy::sorted_buckets,
                       planner::Policy::pack})
     for (int64_t multiple : {1, 64}) {
@@ -145,7 +145,7 @@ int main(int argc, char** argv) {
     }
   std::printf("   ratio plan / sort: %.2f (bar: <= 1)\n", plan_s / sort_s);
 
-  const planner::Corpus seed = cli::load_corpus_file(STEPCAST_SCENARIOS "/corpora/seed-like-20k.csv");
+  const planner::Corpus seed = io::load_corpus_file(STEPCAST_SCENARIOS "/corpora/seed-like-20k.csv");
   std::printf("2. first-seen shape tracking alone (best of 3)\n");
   compare_shape_sets("1M samples, pad-to-longest R2:", shape_keys(planner::build_schedule(corpus, one)));
   planner::BatchingSpec r1 = one;

@@ -8,9 +8,10 @@
 #include "calibrate/fit.hpp"
 #include "calibrate/records.hpp"
 #include "cli/app.hpp"
-#include "cli/fit_input.hpp"
-#include "cli/coefficients_io.hpp"
-#include "cli/format.hpp"
+#include "cli/fit_options.hpp"
+#include "io/fit_input.hpp"
+#include "io/coefficients_io.hpp"
+#include "report/format.hpp"
 #include "model/errors.hpp"
 
 #ifndef STEPCAST_VERSION
@@ -18,6 +19,14 @@
 #endif
 
 namespace stepcast::cli {
+
+using io::coefficients_json;
+using io::load_fit_input;
+using io::measurements_label;
+using io::save_coefficients;
+using io::FitInput;
+using io::FitInputOptions;
+using report::fixed;
 namespace {
 
 struct CalibrateOptions {

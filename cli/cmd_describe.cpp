@@ -6,12 +6,17 @@
 #include <sstream>
 
 #include "cli/app.hpp"
-#include "cli/format.hpp"
-#include "cli/model_config.hpp"
+#include "report/format.hpp"
+#include "io/model_config.hpp"
 #include "model/counts.hpp"
 #include "model/errors.hpp"
 
 namespace stepcast::cli {
+
+using io::load_model;
+using report::billions;
+using report::fixed;
+using report::with_commas;
 namespace {
 
 struct DescribeOptions {

@@ -7,14 +7,18 @@
 
 #include "calibrate/records.hpp"
 #include "cli/app.hpp"
-#include "cli/coefficients_io.hpp"
-#include "cli/format.hpp"
-#include "cli/model_config.hpp"
+#include "io/coefficients_io.hpp"
+#include "report/format.hpp"
+#include "io/model_config.hpp"
 #include "model/errors.hpp"
 #include "model/step_model.hpp"
 #include "model/tiers.hpp"
 
 namespace stepcast::cli {
+
+using io::load_coefficients;
+using io::load_model;
+using report::fixed;
 namespace {
 
 struct DriftOptions {

@@ -8,8 +8,8 @@
 #include <utility>
 
 #include "cli/app.hpp"
-#include "cli/corpus_io.hpp"
-#include "cli/model_config.hpp"
+#include "io/corpus_io.hpp"
+#include "io/model_config.hpp"
 #include "harness/device.hpp"
 #include "harness/model.hpp"
 #include "harness/probes.hpp"
@@ -18,6 +18,9 @@
 #include "model/errors.hpp"
 
 namespace stepcast::cli {
+
+using io::load_corpus_file;
+using io::load_model;
 namespace {
 
 struct MeasureOptions {

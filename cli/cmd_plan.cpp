@@ -8,12 +8,12 @@
 #include <memory>
 
 #include "cli/app.hpp"
-#include "cli/coefficients_io.hpp"
-#include "cli/corpus_io.hpp"
-#include "cli/format.hpp"
-#include "cli/model_config.hpp"
-#include "cli/report_html.hpp"
-#include "cli/scenario_io.hpp"
+#include "io/coefficients_io.hpp"
+#include "io/corpus_io.hpp"
+#include "report/format.hpp"
+#include "io/model_config.hpp"
+#include "report/report_html.hpp"
+#include "io/scenario_io.hpp"
 #include "model/errors.hpp"
 #include "model/step_model.hpp"
 #include "planner/simulate.hpp"
@@ -21,6 +21,19 @@
 #include "planner/width_quadratic.hpp"
 
 namespace stepcast::cli {
+
+using io::load_coefficients;
+using io::load_corpus_file;
+using io::load_model;
+using io::load_scenario;
+using io::save_corpus_csv;
+using io::CorpusSource;
+using io::Scenario;
+using report::fixed;
+using report::plan_label;
+using report::with_commas;
+using report::write_report;
+using report::ReportInput;
 namespace {
 
 struct PlanOptions {

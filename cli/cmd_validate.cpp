@@ -8,12 +8,13 @@
 
 #include "calibrate/run_records.hpp"
 #include "calibrate/validate.hpp"
-#include "cli/coefficients_io.hpp"
-#include "cli/model_config.hpp"
-#include "cli/run_check.hpp"
+#include "io/coefficients_io.hpp"
+#include "io/model_config.hpp"
+#include "report/run_check.hpp"
 #include "cli/app.hpp"
-#include "cli/fit_input.hpp"
-#include "cli/format.hpp"
+#include "cli/fit_options.hpp"
+#include "io/fit_input.hpp"
+#include "report/format.hpp"
 #include "model/errors.hpp"
 
 #ifndef STEPCAST_VERSION
@@ -21,6 +22,18 @@
 #endif
 
 namespace stepcast::cli {
+
+using io::load_coefficients;
+using io::load_fit_input;
+using io::load_model;
+using io::measurements_label;
+using io::FitInput;
+using io::FitInputOptions;
+using report::check_runs;
+using report::fixed;
+using report::print_run_validation;
+using report::run_validation_json;
+using report::RunValidation;
 namespace {
 
 struct ValidateOptions {

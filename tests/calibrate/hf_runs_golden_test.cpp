@@ -10,8 +10,8 @@
 #include "calibrate/fit.hpp"
 #include "calibrate/records.hpp"
 #include "catch.hpp"
-#include "cli/coefficients_io.hpp"
-#include "cli/model_config.hpp"
+#include "io/coefficients_io.hpp"
+#include "io/model_config.hpp"
 #include "cli_runner.hpp"
 #include "model/coefficients.hpp"
 
@@ -44,8 +44,8 @@ TEST_CASE("the shipped transformers + peft coefficients are what calibrate makes
     for (auto& r : sc::read_records(kDir + f)) records.push_back(std::move(r));
   sc::FitOptions o;
   o.records_file = "shipped";
-  const auto fitted = sc::fit(stepcast::cli::load_model("gemma-4-26b-a4b"), records, o).coefficients;
-  const auto shipped = stepcast::cli::load_coefficients(kShipped);
+  const auto fitted = sc::fit(stepcast::io::load_model("gemma-4-26b-a4b"), records, o).coefficients;
+  const auto shipped = stepcast::io::load_coefficients(kShipped);
   REQUIRE(fitted.step[sm::kHost].selected);
   CHECK(shipped.step[sm::kHost].selected);
   CHECK(fitted.step[sm::kHost].value == Approx(shipped.step[sm::kHost].value).epsilon(1e-6));

@@ -10,7 +10,7 @@
 #include "calibrate/fit.hpp"
 #include "calibrate/run_records.hpp"
 #include "catch.hpp"
-#include "cli/model_config.hpp"
+#include "io/model_config.hpp"
 #include "model/features.hpp"
 #include "model/step_model.hpp"
 
@@ -77,7 +77,7 @@ bool has_note(const std::vector<std::string>& notes, const std::string& fragment
 }  // namespace
 
 TEST_CASE("the fit finds a host floor, its per-launch cost and the overlap exponent", "[host_fit]") {
-  const auto shape = stepcast::cli::load_model("gemma-4-26b-a4b");
+  const auto shape = stepcast::io::load_model("gemma-4-26b-a4b");
   const sm::Coefficients c = truth(kLaunches);
   const sm::StepModel m(shape, c);
   // The grid spans both sides: 1 x 128 is host-bound, 8 x 8192 device-bound.
@@ -102,7 +102,7 @@ TEST_CASE("the fit finds a host floor, its per-launch cost and the overlap expon
 }
 
 TEST_CASE("without host-bound records the host term is not selected", "[host_fit]") {
-  const auto shape = stepcast::cli::load_model("gemma-4-26b-a4b");
+  const auto shape = stepcast::io::load_model("gemma-4-26b-a4b");
   const sm::Coefficients c = truth(kLaunches);
   const sm::StepModel m(shape, c);
   const auto records = simulate(m, {8192, 12288, 16384}, {4, 6, 8}, true, 5);
@@ -118,7 +118,7 @@ TEST_CASE("without host-bound records the host term is not selected", "[host_fit
 }
 
 TEST_CASE("without launch counts the host term is fitted in seconds per step (1000 nominal launches)", "[host_fit]") {
-  const auto shape = stepcast::cli::load_model("gemma-4-26b-a4b");
+  const auto shape = stepcast::io::load_model("gemma-4-26b-a4b");
   const sm::Coefficients c = truth(1000);  // 0.5 s per 1,000 launches x 1 = the same 0.5 s floor
   const sm::StepModel m(shape, c);
   const auto records = simulate(m, kSmallToLarge, kRows, false, 3);
@@ -132,7 +132,7 @@ TEST_CASE("without launch counts the host term is fitted in seconds per step (10
 }
 
 TEST_CASE("recorded-run micro-batches stay out of the steady fit and give the run costs", "[host_fit][run]") {
-  const auto shape = stepcast::cli::load_model("gemma-4-26b-a4b");
+  const auto shape = stepcast::io::load_model("gemma-4-26b-a4b");
   const sm::Coefficients c = truth(kLaunches);
   const sm::StepModel m(shape, c);
   auto records = simulate(m, kSmallToLarge, kRows, true, 11);
@@ -185,7 +185,7 @@ TEST_CASE("recorded-run micro-batches stay out of the steady fit and give the ru
 }
 
 TEST_CASE("the host term is found whatever the overlap exponent of the grid", "[host_fit]") {
-  const auto shape = stepcast::cli::load_model("gemma-4-26b-a4b");
+  const auto shape = stepcast::io::load_model("gemma-4-26b-a4b");
   const double p = GENERATE(1.5, 2.0, 3.0, 6.0, 16.0);
   sm::Coefficients c = truth(kLaunches);
   c.overlap_exponent = p;

@@ -6,7 +6,7 @@
 #include "calibrate/fit.hpp"
 #include "calibrate/validate.hpp"
 #include "catch.hpp"
-#include "cli/model_config.hpp"
+#include "io/model_config.hpp"
 #include "model/features.hpp"
 #include "model/step_model.hpp"
 
@@ -59,7 +59,7 @@ std::vector<sc::Record> simulate(const sm::StepModel& m, const sm::Coefficients&
 }  // namespace
 
 TEST_CASE("a fit recovers known coefficients within their standard errors", "[recovery]") {
-  const auto shape = stepcast::cli::load_model("gemma-4-26b-a4b");
+  const auto shape = stepcast::io::load_model("gemma-4-26b-a4b");
   const double fixed_s = GENERATE(0.0, 0.4);
   const auto c = truth(fixed_s);
   const sm::StepModel m(shape, c);
@@ -85,7 +85,7 @@ TEST_CASE("a fit recovers known coefficients within their standard errors", "[re
 }
 
 TEST_CASE("a robust loss keeps one corrupted record from moving the fit", "[recovery]") {
-  const auto shape = stepcast::cli::load_model("gemma-4-26b-a4b");
+  const auto shape = stepcast::io::load_model("gemma-4-26b-a4b");
   const auto c = truth(0.2);
   const sm::StepModel m(shape, c);
   auto records = simulate(m, c, 20, 0.002, 7);
@@ -102,7 +102,7 @@ TEST_CASE("a robust loss keeps one corrupted record from moving the fit", "[reco
 TEST_CASE("the expert streaming floor is found where few experts are hit", "[recovery]") {
   // Tiny batches (16-512 tokens) hit only some of the 128 experts: the weight-streaming floor bends
   // the curve; it must be recovered, not mistaken for a fixed term.
-  const auto shape = stepcast::cli::load_model("gemma-4-26b-a4b");
+  const auto shape = stepcast::io::load_model("gemma-4-26b-a4b");
   sm::Coefficients c = truth(0.0);
   c.step[sm::kMaskPath] = {};
   c.step[sm::kExpertStream] = {0.25, 0, true, ""};  // s per GB streamed (~4 GB/s effective incl. loop overhead)
@@ -127,7 +127,7 @@ TEST_CASE("the expert streaming floor is found where few experts are hit", "[rec
 }
 
 TEST_CASE("leave-one-out on clean simulated data is accurate", "[recovery][validate]") {
-  const auto shape = stepcast::cli::load_model("gemma-4-26b-a4b");
+  const auto shape = stepcast::io::load_model("gemma-4-26b-a4b");
   const auto c = truth(0.3);
   const sm::StepModel m(shape, c);
   const auto records = simulate(m, c, 12, 0.003, 3);

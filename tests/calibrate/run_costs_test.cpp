@@ -9,7 +9,7 @@
 #include "calibrate/run_costs.hpp"
 #include "calibrate/run_records.hpp"
 #include "catch.hpp"
-#include "cli/model_config.hpp"
+#include "io/model_config.hpp"
 #include "model/coefficients.hpp"
 #include "model/errors.hpp"
 
@@ -89,7 +89,7 @@ bool has_note(const std::vector<std::string>& notes, const std::string& fragment
 }  // namespace
 
 TEST_CASE("run costs from two recorded runs: medians by hand, a JIT-labelled micro-batch left out", "[run_costs]") {
-  const auto shape = stepcast::cli::load_model("gemma-4-26b-a4b");
+  const auto shape = stepcast::io::load_model("gemma-4-26b-a4b");
   int64_t line = 1;
   // Run A, accumulation 2. Excesses over the steady 0.5 s: index 0 -> 3.0 (start + first-seen);
   // first-seen 1.0, 1.2; index 4 compiled kernels into a cold cache (9.0) and must not count.
@@ -134,7 +134,7 @@ TEST_CASE("run costs from two recorded runs: medians by hand, a JIT-labelled mic
 }
 
 TEST_CASE("run costs: a JIT-labelled first micro-batch does not set the run start", "[run_costs]") {
-  const auto shape = stepcast::cli::load_model("gemma-4-26b-a4b");
+  const auto shape = stepcast::io::load_model("gemma-4-26b-a4b");
   int64_t line = 1;
   // A's first micro-batch compiled kernels (8.5 s over the steady step): only B's index 0 (3.0) counts.
   auto records = run("A", 1, {{100, 9.0, true, 0.2, 4}, {200, 1.5, true, 0.1, 0}}, line);
@@ -151,7 +151,7 @@ TEST_CASE("run costs: a JIT-labelled first micro-batch does not set the run star
 }
 
 TEST_CASE("run costs from first-seen and optimizer probes", "[run_costs]") {
-  const auto shape = stepcast::cli::load_model("gemma-4-26b-a4b");
+  const auto shape = stepcast::io::load_model("gemma-4-26b-a4b");
   auto probe = [](double first_step_s, double step_s, bool first_seen, bool first_in_process) {
     sc::Record r = base(512, step_s);
     r.extra["first_step_s"] = first_step_s;
@@ -187,7 +187,7 @@ TEST_CASE("run costs from first-seen and optimizer probes", "[run_costs]") {
 }
 
 TEST_CASE("run costs: without samples every run term stays unselected, with the reason", "[run_costs]") {
-  const auto shape = stepcast::cli::load_model("gemma-4-26b-a4b");
+  const auto shape = stepcast::io::load_model("gemma-4-26b-a4b");
   const std::vector<sc::Record> records = {base(512, 1.0), base(1024, 1.5)};
   sm::Coefficients c = steady_half_second();
   std::vector<std::string> notes;
@@ -202,7 +202,7 @@ TEST_CASE("run costs: without samples every run term stays unselected, with the 
 }
 
 TEST_CASE("run costs: a broken run is an InputError naming the file", "[run_costs]") {
-  const auto shape = stepcast::cli::load_model("gemma-4-26b-a4b");
+  const auto shape = stepcast::io::load_model("gemma-4-26b-a4b");
   int64_t line = 7;
   auto records = run("A", 1, {{100, 3.5, true, 0.2, 0}}, line);
   records[0].extra["run"]["index"] = 1;  // a run must start at index 0

@@ -8,7 +8,7 @@
 #include "calibrate/fit.hpp"
 #include "calibrate/records.hpp"
 #include "catch.hpp"
-#include "cli/model_config.hpp"
+#include "io/model_config.hpp"
 #include "model/step_model.hpp"
 
 namespace sc = stepcast::calibrate;
@@ -32,7 +32,7 @@ double at_batch2(const sm::StepModel& m, int64_t w) {
 TEST_CASE("the seed's section A fit is reproduced", "[golden][seed]") {
   const auto records = section("A");
   REQUIRE(records.size() == 3);
-  const auto shape = stepcast::cli::load_model("gemma-4-26b-a4b");
+  const auto shape = stepcast::io::load_model("gemma-4-26b-a4b");
   sc::FitOptions o;
   o.residuals = "absolute";  // the seed fitted seconds, unweighted
   const auto report = sc::fit(shape, records, o);
@@ -70,7 +70,7 @@ TEST_CASE("the seed's section A fit is reproduced", "[golden][seed]") {
 TEST_CASE("the seed's padded point costs more than its unpadded twin", "[golden][seed]") {
   auto records = section("A");
   for (auto& r : section("B")) records.push_back(r);
-  const auto shape = stepcast::cli::load_model("gemma-4-26b-a4b");
+  const auto shape = stepcast::io::load_model("gemma-4-26b-a4b");
   const auto report = sc::fit(shape, records, sc::FitOptions{});
   const sm::StepModel m(shape, report.coefficients);
   sm::MicroBatch plain, padded;

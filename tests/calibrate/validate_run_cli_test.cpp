@@ -13,8 +13,8 @@
 #include "calibrate/records.hpp"
 #include "calibrate/run_records.hpp"
 #include "catch.hpp"
-#include "cli/coefficients_io.hpp"
-#include "cli/model_config.hpp"
+#include "io/coefficients_io.hpp"
+#include "io/model_config.hpp"
 #include "cli_runner.hpp"
 #include "model/coefficients.hpp"
 #include "model/errors.hpp"
@@ -108,7 +108,7 @@ std::string longest_run() {
 }
 
 struct Files {
-  TempFile coefficients{stepcast::cli::coefficients_yaml(hand_coefficients()), ".yaml"};
+  TempFile coefficients{stepcast::io::coefficients_yaml(hand_coefficients()), ".yaml"};
   TempFile runs{sorted_run() + longest_run(), ".jsonl"};
   std::string args(const std::string& more = "") const {
     return "validate --run " + runs.path() + " --coefficients " + coefficients.path() + (more.empty() ? "" : " " + more);
@@ -248,8 +248,8 @@ TEST_CASE("coefficient files keep the host and run sections through a round trip
   const sm::Coefficients c = hand_coefficients();
   const std::string path =
       (std::filesystem::temp_directory_path() / ("stepcast_round_trip_" + std::to_string(::getpid()) + ".yaml")).string();
-  stepcast::cli::save_coefficients(path, c);
-  const sm::Coefficients back = stepcast::cli::load_coefficients(path);
+  stepcast::io::save_coefficients(path, c);
+  const sm::Coefficients back = stepcast::io::load_coefficients(path);
   std::filesystem::remove(path);
   CHECK(back.launches_per_step == 1000);
   CHECK(back.overlap_exponent == 2);
@@ -266,13 +266,13 @@ TEST_CASE("coefficient files keep the host and run sections through a round trip
     CHECK(back.run[j].std_error == c.run[j].std_error);
     CHECK(back.run[j].reason == "hand");
   }
-  const auto j = stepcast::cli::coefficients_json(c);
+  const auto j = stepcast::io::coefficients_json(c);
   CHECK(j["host"]["launches_per_step"] == 1000);
   CHECK(j["host"]["overlap_exponent"] == 2);
   CHECK(j["step"]["host_s_per_klaunch"]["value"] == 0.4);
   CHECK(j["run"]["run_start_s"]["value"] == 2.0);
   // The model built from the file predicts what the hand numbers say.
-  const sm::StepModel m(stepcast::cli::load_model(back.model), back);
+  const sm::StepModel m(stepcast::io::load_model(back.model), back);
   sm::MicroBatch b;
   b.rows = {128};
   b.width = 128;
@@ -302,7 +302,7 @@ TEST_CASE("a coefficient file from before the host and run terms still loads, wi
   const TempFile file(minimal, ".yaml");
   for (const std::string& path : {shipped, file.path()}) {
     INFO(path);
-    const sm::Coefficients c = stepcast::cli::load_coefficients(path);
+    const sm::Coefficients c = stepcast::io::load_coefficients(path);
     CHECK_FALSE(c.step[sm::kHost].selected);
     CHECK(c.step[sm::kHost].reason == "not selected: absent from this file");
     CHECK(c.launches_per_step == 0);
@@ -312,8 +312,8 @@ TEST_CASE("a coefficient file from before the host and run terms still loads, wi
       CHECK(c.run[j].value == 0);
     }
   }
-  const sm::Coefficients c = stepcast::cli::load_coefficients(file.path());
-  const sm::StepModel m(stepcast::cli::load_model(c.model), c);
+  const sm::Coefficients c = stepcast::io::load_coefficients(file.path());
+  const sm::StepModel m(stepcast::io::load_model(c.model), c);
   sm::MicroBatch b;
   b.rows = {128};
   b.width = 128;
@@ -324,7 +324,7 @@ TEST_CASE("a coefficient file from before the host and run terms still loads, wi
 }
 
 TEST_CASE("the host section is checked like every other", "[coefficients]") {
-  std::string text = stepcast::cli::coefficients_yaml(hand_coefficients());
+  std::string text = stepcast::io::coefficients_yaml(hand_coefficients());
   SECTION("an unknown key") {
     text.replace(text.find("overlap_exponent: 2"), 19, "overlap_exponent: 2\n  launches: 7");
   }
@@ -334,7 +334,7 @@ TEST_CASE("the host section is checked like every other", "[coefficients]") {
   const TempFile file(text, ".yaml");
   INFO(text);
   try {
-    stepcast::cli::load_coefficients(file.path());
+    stepcast::io::load_coefficients(file.path());
     FAIL("no InputError");
   } catch (const stepcast::InputError& e) {
     INFO(e.what());
@@ -353,7 +353,7 @@ TEST_CASE("validate --run: a JIT-labelled micro-batch and a run that ends mid-wi
   REQUIRE(at != std::string::npos);
   text.insert(at, "\"jit_cache_files_added\":12,");
   const TempFile runs(text, ".jsonl");
-  const TempFile coefficients(stepcast::cli::coefficients_yaml(hand_coefficients()), ".yaml");
+  const TempFile coefficients(stepcast::io::coefficients_yaml(hand_coefficients()), ".yaml");
   const auto r = run_cli("validate --run " + runs.path() + " --coefficients " + coefficients.path() + " --format json");
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
@@ -404,7 +404,7 @@ TEST_CASE("calibrate over two files, then validate --run with what it wrote", "[
   truth.step[sm::kHost] = {0.02, 0, true, ""};
   truth.launches_per_step = 25000;
   truth.overlap_exponent = 3;
-  const sm::StepModel m(stepcast::cli::load_model("gemma-4-26b-a4b"), truth);
+  const sm::StepModel m(stepcast::io::load_model("gemma-4-26b-a4b"), truth);
   // A run of short micro-batches (host-bound), accumulation 2, as the truth's cost rule charges it.
   const std::vector<std::pair<std::vector<int64_t>, int64_t>> shapes = {
       {{200, 256}, 256}, {{500, 300}, 512}, {{256, 100}, 256}, {{900}, 1024}, {{512, 512}, 512}, {{1000, 700}, 1024}};
@@ -445,7 +445,7 @@ TEST_CASE("calibrate over two files, then validate --run with what it wrote", "[
   CHECK(contains(r.out, large.path() + ":12  measured"));
   CHECK_FALSE(contains(r.out, large.path() + ":13  measured"));  // the run's first micro-batch
   CHECK(contains(r.out, "host side: 25000 launches per step, overlap exponent p = 3.0"));
-  const sm::Coefficients fitted = stepcast::cli::load_coefficients(out);
+  const sm::Coefficients fitted = stepcast::io::load_coefficients(out);
   CHECK(fitted.step[sm::kHost].value == Approx(0.02).epsilon(0.03));
   CHECK(fitted.run[sm::kFirstSeen].value == Approx(1.0).margin(0.02));
   CHECK(fitted.run[sm::kRunStart].value == Approx(3.0).margin(0.02));
@@ -486,7 +486,7 @@ TEST_CASE("validate --run: runs of another GPU than the coefficients are refused
   for (size_t at = text.find("NVIDIA H200"); at != std::string::npos; at = text.find("NVIDIA H200", at))
     text.replace(at, 11, "NVIDIA H100");
   const TempFile runs(text, ".jsonl");
-  const TempFile coefficients(stepcast::cli::coefficients_yaml(hand_coefficients()), ".yaml");
+  const TempFile coefficients(stepcast::io::coefficients_yaml(hand_coefficients()), ".yaml");
   const auto r = run_cli("validate --run " + runs.path() + " --coefficients " + coefficients.path());
   CHECK(r.exit_code == 2);
   CHECK(contains(r.err, runs.path() + ":1"));
@@ -505,7 +505,7 @@ TEST_CASE("validate --run says when a run's wall clock holds time outside its mi
     stretched += j.dump() + "\n";
     start = end + 1;
   }
-  const TempFile coefficients(stepcast::cli::coefficients_yaml(hand_coefficients()), ".yaml");
+  const TempFile coefficients(stepcast::io::coefficients_yaml(hand_coefficients()), ".yaml");
   const TempFile plain(text, ".jsonl");
   const TempFile gap(stretched, ".jsonl");
   const auto ok = run_cli("validate --run " + plain.path() + " --coefficients " + coefficients.path());

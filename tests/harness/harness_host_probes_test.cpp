@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "calibrate/records.hpp"
-#include "cli/model_config.hpp"
+#include "io/model_config.hpp"
 #include "harness/activity.hpp"
 #include "harness/probes.hpp"
 #include "model/errors.hpp"
@@ -17,7 +17,7 @@ namespace h = stepcast::harness;
 namespace {
 
 stepcast::model::ModelShape tiny_gemma() {
-  return stepcast::cli::load_model_config(std::string(STEPCAST_TEST_DATA) + "/configs/tiny-gemma4.json");
+  return stepcast::io::load_model_config(std::string(STEPCAST_TEST_DATA) + "/configs/tiny-gemma4.json");
 }
 
 h::BuildOptions cpu_fp32() {

@@ -4,7 +4,7 @@
 #include <torch/version.h>
 
 #include "catch.hpp"
-#include "cli/model_config.hpp"
+#include "io/model_config.hpp"
 #include "harness/model.hpp"
 #include "model/counts.hpp"
 #include "model/errors.hpp"
@@ -14,7 +14,7 @@ namespace h = stepcast::harness;
 namespace {
 
 stepcast::model::ModelShape tiny(const std::string& name) {
-  return stepcast::cli::load_model_config(std::string(STEPCAST_TEST_DATA) + "/configs/" + name + ".json");
+  return stepcast::io::load_model_config(std::string(STEPCAST_TEST_DATA) + "/configs/" + name + ".json");
 }
 
 h::BuildOptions cpu_fp32() {
@@ -75,7 +75,7 @@ TEST_CASE("parameter counts equal describe's", "[harness][params]") {
 
 TEST_CASE("full Gemma-4 26B-A4B on the meta device: 25,233,141,760 parameters and 205 LoRA modules",
           "[harness][params]") {
-  const auto shape = stepcast::cli::load_model_config(std::string(STEPCAST_SCENARIOS) + "/models/gemma-4-26b-a4b.json");
+  const auto shape = stepcast::io::load_model_config(std::string(STEPCAST_SCENARIOS) + "/models/gemma-4-26b-a4b.json");
   h::BuildOptions o;
   o.device = torch::Device(torch::kMeta);
   h::Model m(shape, o);

@@ -4,7 +4,7 @@
 #include <fstream>
 
 #include "calibrate/records.hpp"
-#include "cli/model_config.hpp"
+#include "io/model_config.hpp"
 #include "harness/activity.hpp"
 #include "harness/probes.hpp"
 #include "model/errors.hpp"
@@ -76,7 +76,7 @@ TEST_CASE("kernel table and launch counts from replayed activity", "[harness][cu
 }
 
 TEST_CASE("a CPU sweep appends Contract-1 records and a re-run resumes", "[harness][probes]") {
-  const auto shape = stepcast::cli::load_model_config(std::string(STEPCAST_TEST_DATA) + "/configs/tiny-gemma4.json");
+  const auto shape = stepcast::io::load_model_config(std::string(STEPCAST_TEST_DATA) + "/configs/tiny-gemma4.json");
   h::BuildOptions b;
   b.dtype = torch::kFloat;
   b.lora.rank = 4;

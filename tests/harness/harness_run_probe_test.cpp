@@ -6,7 +6,7 @@
 
 #include "calibrate/records.hpp"
 #include "calibrate/run_records.hpp"
-#include "cli/model_config.hpp"
+#include "io/model_config.hpp"
 #include "harness/run_probe.hpp"
 #include "model/errors.hpp"
 #include "planner/batching.hpp"
@@ -44,7 +44,7 @@ p::Corpus corpus() {
 }  // namespace
 
 TEST_CASE("run probe records the micro-batches of build_schedule with windows and first-seen flags", "[harness][run]") {
-  const auto shape = stepcast::cli::load_model_config(std::string(STEPCAST_TEST_DATA) + "/configs/tiny-llama.json");
+  const auto shape = stepcast::io::load_model_config(std::string(STEPCAST_TEST_DATA) + "/configs/tiny-llama.json");
   h::BuildOptions b;
   b.dtype = torch::kFloat;
   b.lora.rank = 4;
@@ -136,7 +136,7 @@ TEST_CASE("the synthetic fine-tuning mix has a median near 700 tokens and a tail
 }
 
 TEST_CASE("run probe hands pad_to_multiple_of to the planner", "[harness][run]") {
-  const auto shape = stepcast::cli::load_model_config(std::string(STEPCAST_TEST_DATA) + "/configs/tiny-llama.json");
+  const auto shape = stepcast::io::load_model_config(std::string(STEPCAST_TEST_DATA) + "/configs/tiny-llama.json");
   h::BuildOptions b;
   b.dtype = torch::kFloat;
   b.lora.rank = 4;

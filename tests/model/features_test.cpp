@@ -2,7 +2,7 @@
 #include <cmath>
 
 #include "catch.hpp"
-#include "cli/model_config.hpp"
+#include "io/model_config.hpp"
 #include "model/features.hpp"
 #include "model/step_model.hpp"
 #include "model/tiers.hpp"
@@ -78,7 +78,7 @@ sm::MicroBatch batch(std::vector<int64_t> rows, int64_t width) {
 }  // namespace
 
 TEST_CASE("features scale with the shape's work", "[features]") {
-  const auto shape = stepcast::cli::load_model("gemma-4-26b-a4b");
+  const auto shape = stepcast::io::load_model("gemma-4-26b-a4b");
   const sm::FeatureMaker f(shape, sm::tier_from_label("hf-sdpa-efficient-sm80/loop"), sm::gpu_info("NVIDIA RTX PRO 6000 Blackwell"));
   const auto a = f.step(batch({2048, 2048}, 2048));
   const auto b = f.step(batch({4096, 4096}, 4096));
@@ -115,7 +115,7 @@ TEST_CASE("features scale with the shape's work", "[features]") {
 }
 
 TEST_CASE("a sliding layer whose window covers the width keeps is_causal", "[features]") {
-  const auto shape = stepcast::cli::load_model("gemma-4-26b-a4b");
+  const auto shape = stepcast::io::load_model("gemma-4-26b-a4b");
   const sm::FeatureMaker f(shape, sm::tier_from_label("sdpa-auto/grouped/gqa-expand"), sm::gpu_info("NVIDIA H200"));
   for (const auto& t : f.layer_types()) {
     INFO(t.spec.type);
@@ -126,7 +126,7 @@ TEST_CASE("a sliding layer whose window covers the width keeps is_causal", "[fea
 }
 
 TEST_CASE("a window-honouring kernel does W*min(W, window)", "[features]") {
-  const auto shape = stepcast::cli::load_model("gemma-4-26b-a4b");
+  const auto shape = stepcast::io::load_model("gemma-4-26b-a4b");
   auto tier = sm::tier_from_label("sdpa-auto/grouped/gqa-expand");
   tier.honours_window = true;
   const sm::FeatureMaker f(shape, tier, sm::gpu_info("NVIDIA H200"));
@@ -141,7 +141,7 @@ TEST_CASE("a window-honouring kernel does W*min(W, window)", "[features]") {
 }
 
 TEST_CASE("memory: weights from the shape, table sums to the peak", "[memory]") {
-  const auto shape = stepcast::cli::load_model("gemma-4-26b-a4b");
+  const auto shape = stepcast::io::load_model("gemma-4-26b-a4b");
   sm::Coefficients c;
   c.gpu = "NVIDIA H200";
   c.tier = "sdpa-auto/grouped/gqa-native";

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "catch.hpp"
-#include "cli/model_config.hpp"
+#include "io/model_config.hpp"
 #include "model/coefficients.hpp"
 #include "model/features.hpp"
 #include "model/step_model.hpp"
@@ -104,7 +104,7 @@ TEST_CASE("step_seconds: device terms, the streaming floor, and the host side th
 }
 
 TEST_CASE("FeatureMaker: the host feature is thousands of launches per step, 0 until set", "[host]") {
-  const auto shape = stepcast::cli::load_model("gemma-4-26b-a4b");
+  const auto shape = stepcast::io::load_model("gemma-4-26b-a4b");
   sm::FeatureMaker maker(shape, sm::tier_from_label("hf-sdpa-efficient/loop"), sm::gpu_info("NVIDIA H200"));
   CHECK(maker.step(batch(2, 1024)).x[sm::kHost] == 0.0);
   maker.set_launches_per_step(25000);
@@ -114,7 +114,7 @@ TEST_CASE("FeatureMaker: the host feature is thousands of launches per step, 0 u
 }
 
 TEST_CASE("StepModel::sides: a short micro-batch is host-bound, a long one device-bound", "[host]") {
-  const auto shape = stepcast::cli::load_model("gemma-4-26b-a4b");
+  const auto shape = stepcast::io::load_model("gemma-4-26b-a4b");
   const double p = 3.0;
   const sm::StepModel m(shape, host_floor_coefficients(p));
   sm::Coefficients no_host = host_floor_coefficients(p);
@@ -141,7 +141,7 @@ TEST_CASE("StepModel::sides: a short micro-batch is host-bound, a long one devic
 }
 
 TEST_CASE("StepModel: no launch count or an unselected host term leaves the step = the device time", "[host]") {
-  const auto shape = stepcast::cli::load_model("gemma-4-26b-a4b");
+  const auto shape = stepcast::io::load_model("gemma-4-26b-a4b");
   sm::Coefficients unknown = host_floor_coefficients(2.0);
   unknown.launches_per_step = 0;
   sm::Coefficients unselected = host_floor_coefficients(2.0);
@@ -156,7 +156,7 @@ TEST_CASE("StepModel: no launch count or an unselected host term leaves the step
 }
 
 TEST_CASE("StepModel: the run terms are used only when selected", "[host][run]") {
-  const auto shape = stepcast::cli::load_model("gemma-4-26b-a4b");
+  const auto shape = stepcast::io::load_model("gemma-4-26b-a4b");
   sm::Coefficients c = host_floor_coefficients(4.0);
   c.run[sm::kFirstSeen] = {1.25, 0.1, true, ""};
   c.run[sm::kRunStart] = {3.5, 0.2, true, ""};

@@ -1,14 +1,14 @@
 // Shape arithmetic against known answers (Hugging Face's own counts) and hand-computed small cases.
 #include "catch.hpp"
-#include "cli/model_config.hpp"
+#include "io/model_config.hpp"
 #include "model/counts.hpp"
 #include "model/errors.hpp"
 
 using namespace stepcast;
 
 namespace {
-model::ModelShape gemma() { return cli::load_model(STEPCAST_SCENARIOS "/models/gemma-4-26b-a4b.json"); }
-model::ModelShape llama() { return cli::load_model(STEPCAST_SCENARIOS "/models/llama-3-8b.json"); }
+model::ModelShape gemma() { return io::load_model(STEPCAST_SCENARIOS "/models/gemma-4-26b-a4b.json"); }
+model::ModelShape llama() { return io::load_model(STEPCAST_SCENARIOS "/models/llama-3-8b.json"); }
 }  // namespace
 
 TEST_CASE("Gemma-4 26B-A4B has Hugging Face's 25,233 M parameters", "[shape][golden]") {

@@ -8,7 +8,7 @@
 
 #include "model/coefficients.hpp"
 
-namespace stepcast::cli {
+namespace stepcast::io {
 
 // Strict: every missing, ill-typed or unknown key is reported as file:line:col in one InputError.
 model::Coefficients load_coefficients(const std::string& path);
@@ -22,4 +22,4 @@ nlohmann::json coefficients_json(const model::Coefficients& coefficients);
 // The YAML text save_coefficients writes.
 std::string coefficients_yaml(const model::Coefficients& coefficients);
 
-}  // namespace stepcast::cli
+}  // namespace stepcast::io

@@ -26,7 +26,7 @@
 #include "planner/sweep.hpp"
 #include "planner/width_quadratic.hpp"
 
-namespace stepcast::cli {
+namespace stepcast::io {
 
 struct CorpusSource {
   std::string file;  // resolved path; empty when synthetic or a histogram
@@ -55,4 +55,4 @@ Scenario load_scenario(const std::string& path);
 // `relative` resolved against the folder of `file` (absolute paths stay as they are).
 std::string resolve_beside(const std::string& file, const std::string& relative);
 
-}  // namespace stepcast::cli
+}  // namespace stepcast::io

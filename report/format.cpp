@@ -1,8 +1,8 @@
-#include "cli/format.hpp"
+#include "report/format.hpp"
 
 #include <cstdio>
 
-namespace stepcast::cli {
+namespace stepcast::report {
 
 std::string with_commas(int64_t n) {
   std::string digits = std::to_string(n < 0 ? -n : n);
@@ -26,4 +26,4 @@ std::string billions(int64_t n) {
   return fixed(static_cast<double>(n) / 1e6, 2) + " M";
 }
 
-}  // namespace stepcast::cli
+}  // namespace stepcast::report

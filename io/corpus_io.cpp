@@ -1,6 +1,6 @@
-#include "cli/corpus_io.hpp"
+#include "io/corpus_io.hpp"
 
-#include "cli/atomic_file.hpp"
+#include "io/atomic_file.hpp"
 
 #include <cstdio>
 #include <filesystem>
@@ -12,7 +12,7 @@
 
 #include <unistd.h>
 
-namespace stepcast::cli {
+namespace stepcast::io {
 namespace {
 
 constexpr size_t kMaxReported = 20;
@@ -244,4 +244,4 @@ void save_corpus_csv(const std::string& path, const planner::Corpus& corpus) {
   write_file_atomically(path, text, "corpus");
 }
 
-}  // namespace stepcast::cli
+}  // namespace stepcast::io

@@ -1,11 +1,11 @@
-#include "cli/scenario_io.hpp"
+#include "io/scenario_io.hpp"
 
 #include <filesystem>
 
-#include "cli/document.hpp"
+#include "io/document.hpp"
 #include "model/errors.hpp"
 
-namespace stepcast::cli {
+namespace stepcast::io {
 namespace {
 
 constexpr int64_t kSchemaVersion = 1;
@@ -245,4 +245,4 @@ Scenario load_scenario(const std::string& path) {
   return s;
 }
 
-}  // namespace stepcast::cli
+}  // namespace stepcast::io

@@ -1,11 +1,11 @@
 // Corpus files: both formats, and every bad line reported by number with nothing dropped.
 #include "catch.hpp"
-#include "cli/corpus_io.hpp"
+#include "io/corpus_io.hpp"
 #include "model/errors.hpp"
 #include "temp_file.hpp"
 
 using stepcast::InputError;
-using stepcast::cli::parse_corpus;
+using stepcast::io::parse_corpus;
 using Catch::Matchers::Contains;
 
 namespace {
@@ -70,14 +70,14 @@ TEST_CASE("many bad lines: the first 20 spelled out, then a count", "[planner][c
 TEST_CASE("an empty corpus and a missing file are input errors", "[planner][corpus_io]") {
   CHECK_THAT(problems_of(""), Contains("no samples"));
   CHECK_THAT(problems_of("# only a comment\n"), Contains("no samples"));
-  CHECK_THROWS_AS(stepcast::cli::load_corpus_file("/nonexistent/corpus.txt"), InputError);
+  CHECK_THROWS_AS(stepcast::io::load_corpus_file("/nonexistent/corpus.txt"), InputError);
 }
 
 TEST_CASE("a saved corpus reads back the same", "[planner][corpus_io]") {
   auto c = parse_corpus("length,kept,root\n100,60,a\n50,50,b\n", "c.csv");
   stepcast::testing::TempFile out("", ".csv");
-  stepcast::cli::save_corpus_csv(out.path(), c);
-  const auto back = stepcast::cli::load_corpus_file(out.path());
+  stepcast::io::save_corpus_csv(out.path(), c);
+  const auto back = stepcast::io::load_corpus_file(out.path());
   CHECK(back.lengths == c.lengths);
   CHECK(back.kept == c.kept);
   CHECK(back.roots == c.roots);

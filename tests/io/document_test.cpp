@@ -1,6 +1,6 @@
 // Strict validation of our own YAML inputs: every problem at once, each with file:line:col.
 #include "catch.hpp"
-#include "cli/document.hpp"
+#include "io/document.hpp"
 #include "temp_file.hpp"
 
 using namespace stepcast;
@@ -17,12 +17,12 @@ struct Spec {
 
 // A tiny spec reader in the house style: read every field, then finish() to catch unknown keys.
 Spec read_spec(const std::string& path) {
-  YAML::Node root = cli::load_yaml_file(path);
+  YAML::Node root = io::load_yaml_file(path);
   Diagnostics d;
   Spec s;
-  cli::MapReader r(root, path, "", d);
+  io::MapReader r(root, path, "", d);
   r.read("schema_version", s.schema_version, true, 1);
-  cli::MapReader batch = r.child("batch");
+  io::MapReader batch = r.child("batch");
   batch.read("micro_batch", s.micro_batch, true, 1);
   batch.read_choice("policy", s.policy, {"fixed", "pad-to-longest"}, false);
   batch.finish();
@@ -81,8 +81,8 @@ TEST_CASE("all problems are reported at once", "[validation]") {
 
 TEST_CASE("malformed and empty YAML files are bad input with a position", "[validation]") {
   testing::TempFile empty("  \n", ".yaml");
-  CHECK_THROWS_WITH(cli::load_yaml_file(empty.path()), Contains(":1:1: the file is empty"));
+  CHECK_THROWS_WITH(io::load_yaml_file(empty.path()), Contains(":1:1: the file is empty"));
   testing::TempFile broken("schema_version: 1\nbatch: [1, 2\n", ".yaml");
-  CHECK_THROWS_WITH(cli::load_yaml_file(broken.path()), Contains("malformed YAML"));
-  CHECK_THROWS_AS(cli::load_yaml_file("/nonexistent/stepcast.yaml"), InputError);
+  CHECK_THROWS_WITH(io::load_yaml_file(broken.path()), Contains("malformed YAML"));
+  CHECK_THROWS_AS(io::load_yaml_file("/nonexistent/stepcast.yaml"), InputError);
 }

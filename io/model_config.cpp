@@ -1,16 +1,16 @@
-#include "cli/model_config.hpp"
+#include "io/model_config.hpp"
 
 #include <cstdlib>
 #include <filesystem>
 
-#include "cli/document.hpp"
+#include "io/document.hpp"
 #include "model/errors.hpp"
 
 #ifndef STEPCAST_MODELS_DIR
 #define STEPCAST_MODELS_DIR "scenarios/models"
 #endif
 
-namespace stepcast::cli {
+namespace stepcast::io {
 namespace {
 
 namespace fs = std::filesystem;
@@ -201,4 +201,4 @@ model::ModelShape load_model(const std::string& name_or_path) {
   return load_model_config(resolve_model_path(name_or_path));
 }
 
-}  // namespace stepcast::cli
+}  // namespace stepcast::io

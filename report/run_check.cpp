@@ -1,15 +1,15 @@
-#include "cli/run_check.hpp"
+#include "report/run_check.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <ostream>
 
-#include "cli/format.hpp"
+#include "report/format.hpp"
 #include "planner/batching.hpp"
 #include "planner/simulate.hpp"
 #include "planner/timeline.hpp"
 
-namespace stepcast::cli {
+namespace stepcast::report {
 namespace {
 
 std::vector<model::MicroBatch> recorded_batches(const calibrate::RecordedRun& run) {
@@ -190,4 +190,4 @@ void print_run_validation(const RunValidation& v, const std::string& file, std::
   }
 }
 
-}  // namespace stepcast::cli
+}  // namespace stepcast::report

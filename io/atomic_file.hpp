@@ -3,10 +3,10 @@
 // temporary file beside the target, which is then renamed over it (rename is atomic within a folder).
 #include <string>
 
-namespace stepcast::cli {
+namespace stepcast::io {
 
 // Writes `text` to `path` atomically. `what` names the file in messages ("coefficients", "report").
 // Throws InputError when the folder cannot be written, Error when the write or the rename fails.
 void write_file_atomically(const std::string& path, const std::string& text, const std::string& what);
 
-}  // namespace stepcast::cli
+}  // namespace stepcast::io

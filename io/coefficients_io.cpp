@@ -1,6 +1,6 @@
-#include "cli/coefficients_io.hpp"
+#include "io/coefficients_io.hpp"
 
-#include "cli/atomic_file.hpp"
+#include "io/atomic_file.hpp"
 
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
@@ -11,10 +11,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "cli/document.hpp"
+#include "io/document.hpp"
 #include "model/errors.hpp"
 
-namespace stepcast::cli {
+namespace stepcast::io {
 
 namespace {
 
@@ -161,4 +161,4 @@ void save_coefficients(const std::string& path, const model::Coefficients& coeff
   write_file_atomically(path, text, "coefficients");
 }
 
-}  // namespace stepcast::cli
+}  // namespace stepcast::io

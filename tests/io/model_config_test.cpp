@@ -1,6 +1,6 @@
 // Hugging Face config.json parsing: families, and bad configs named precisely.
 #include "catch.hpp"
-#include "cli/model_config.hpp"
+#include "io/model_config.hpp"
 #include "model/errors.hpp"
 #include "model/counts.hpp"
 #include "temp_file.hpp"
@@ -12,7 +12,7 @@ namespace {
 std::string error_of(const std::string& json) {
   testing::TempFile f(json, ".json");
   try {
-    cli::load_model_config(f.path());
+    io::load_model_config(f.path());
   } catch (const InputError& e) {
     return std::string(e.what()).substr(f.path().size());
   }
@@ -25,7 +25,7 @@ TEST_CASE("a gemma4 config with a text_config is read from the text_config", "[c
     "vocab_size": 100, "intermediate_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "head_dim": 16,
     "num_key_value_heads": 1, "sliding_window": 8, "layer_types": ["sliding_attention", "full_attention"]}})",
                       ".json");
-  const auto s = cli::load_model_config(f.path());
+  const auto s = io::load_model_config(f.path());
   CHECK(s.model_type == "gemma4_text");
   CHECK(s.num_layers() == 2);
   CHECK(s.layers[0].window == 8);
@@ -39,15 +39,15 @@ TEST_CASE("dense families: qwen2 has q,k,v biases, qwen3 has q/k norms, mistral 
   testing::TempFile q2("{\"model_type\": \"qwen2\", " + base + "}", ".json");
   testing::TempFile q3("{\"model_type\": \"qwen3\", " + base + ", \"head_dim\": 32}", ".json");
   testing::TempFile mi("{\"model_type\": \"mistral\", " + base + "}", ".json");
-  const auto s2 = cli::load_model_config(q2.path());
+  const auto s2 = io::load_model_config(q2.path());
   CHECK(s2.layers[0].qkv_bias);
   CHECK_FALSE(s2.layers[0].o_bias);
   CHECK(s2.layers[0].window == 0);  // use_sliding_window defaults to false in Qwen2
   // 3 biases: q (64) + k (32) + v (32) per layer on top of the weights.
-  const auto s3 = cli::load_model_config(q3.path());
+  const auto s3 = io::load_model_config(q3.path());
   CHECK(s3.layers[0].qk_norm);
   CHECK(s3.layers[0].head_dim == 32);
-  CHECK(cli::load_model_config(mi.path()).layers[1].window == 16);
+  CHECK(io::load_model_config(mi.path()).layers[1].window == 16);
   const auto p2 = model::count_params(s2);
   const auto p3 = model::count_params(s3);
   CHECK(p2.total > 0);
@@ -82,6 +82,6 @@ TEST_CASE("bad model configs name the field and the rule", "[config][validation]
 }
 
 TEST_CASE("model names resolve under the shipped models folder", "[config]") {
-  CHECK_THAT(cli::resolve_model_path("llama-3-8b"), Contains("scenarios/models/llama-3-8b.json"));
-  CHECK_THROWS_AS(cli::resolve_model_path("no-such-model"), InputError);
+  CHECK_THAT(io::resolve_model_path("llama-3-8b"), Contains("scenarios/models/llama-3-8b.json"));
+  CHECK_THROWS_AS(io::resolve_model_path("no-such-model"), InputError);
 }

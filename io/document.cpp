@@ -1,4 +1,4 @@
-#include "cli/document.hpp"
+#include "io/document.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-namespace stepcast::cli {
+namespace stepcast::io {
 namespace {
 
 std::string read_text(const std::string& path) {
@@ -250,4 +250,4 @@ void MapReader::finish() {
   }
 }
 
-}  // namespace stepcast::cli
+}  // namespace stepcast::io

@@ -1,4 +1,4 @@
-#include "cli/atomic_file.hpp"
+#include "io/atomic_file.hpp"
 
 #include <unistd.h>
 
@@ -7,7 +7,7 @@
 
 #include "model/errors.hpp"
 
-namespace stepcast::cli {
+namespace stepcast::io {
 
 void write_file_atomically(const std::string& path, const std::string& text, const std::string& what) {
   namespace fs = std::filesystem;
@@ -36,4 +36,4 @@ void write_file_atomically(const std::string& path, const std::string& text, con
   }
 }
 
-}  // namespace stepcast::cli
+}  // namespace stepcast::io

@@ -1,14 +1,14 @@
-#include "cli/fit_input.hpp"
+#include "io/fit_input.hpp"
 
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 
-#include "cli/coefficients_io.hpp"
-#include "cli/model_config.hpp"
+#include "io/coefficients_io.hpp"
+#include "io/model_config.hpp"
 #include "model/errors.hpp"
 
-namespace stepcast::cli {
+namespace stepcast::io {
 
 std::string find_prior(const std::string& model, const std::string& gpu, const std::string& tier) {
   namespace fs = std::filesystem;
@@ -47,31 +47,6 @@ std::string find_prior(const std::string& model, const std::string& gpu, const s
   return !ec && !rel.empty() && rel.string().rfind("..", 0) != 0 ? rel.string() : best;
 }
 
-void add_fit_input_options(CLI::App* cmd, FitInputOptions& o, bool measurements_required) {
-  auto* m = cmd->add_option("--measurements", o.measurements,
-                            "Contract-1 records (JSON Lines); several files (repeat the flag or list them) are fitted together");
-  if (measurements_required) m->required();
-  cmd->add_option("--model", o.model, "config.json path or model name (default: the records' model)");
-  cmd->add_option("--tier", o.tier, "Use only the records of this tier label");
-  cmd->add_option("--gpu", o.gpu, "Use only the records of this GPU name");
-  cmd->add_option("--loss", o.loss, "Robust loss: none, huber or cauchy")
-      ->check(CLI::IsMember({"none", "huber", "cauchy"}))
-      ->default_str("none");
-  cmd->add_option("--loss-scale", o.loss_scale, "Relative step error where the robust loss bends")
-      ->check(CLI::PositiveNumber)
-      ->default_str("0.05");
-  cmd->add_option("--residuals", o.residuals, "Step residuals: relative (every record weighs the same) or absolute (seconds)")
-      ->check(CLI::IsMember({"relative", "absolute"}))
-      ->default_str("relative");
-  cmd->add_option("--prior", o.prior,
-                  "Regularise toward a coefficient file: auto (the shipped file of the same model and GPU, if any), "
-                  "none, or a path")
-      ->default_str("auto");
-  cmd->add_option("--prior-sigma", o.prior_sigma, "Relative standard deviation of each prior coefficient")
-      ->check(CLI::PositiveNumber)
-      ->default_str("0.5");
-}
-
 std::string measurements_label(const FitInputOptions& o) {
   std::string label;
   for (const auto& f : o.measurements) label += (label.empty() ? "" : ", ") + f;
@@ -106,4 +81,4 @@ FitInput load_fit_input(const FitInputOptions& o, const std::string& tool_versio
   return in;
 }
 
-}  // namespace stepcast::cli
+}  // namespace stepcast::io

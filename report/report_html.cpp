@@ -1,6 +1,6 @@
-#include "cli/report_html.hpp"
+#include "report/report_html.hpp"
 
-#include "cli/atomic_file.hpp"
+#include "io/atomic_file.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -11,11 +11,11 @@
 
 #include <unistd.h>
 
-#include "cli/format.hpp"
+#include "report/format.hpp"
 #include "model/errors.hpp"
 #include "planner/batching.hpp"
 
-namespace stepcast::cli {
+namespace stepcast::report {
 namespace {
 
 std::string escape(const std::string& s) {
@@ -225,7 +225,7 @@ std::string report_html(const ReportInput& in) {
 
 void write_report(const std::string& path, const ReportInput& input) {
   const std::string html = report_html(input);
-  write_file_atomically(path, html, "report");
+  io::write_file_atomically(path, html, "report");
 }
 
-}  // namespace stepcast::cli
+}  // namespace stepcast::report

@@ -5,7 +5,7 @@
 
 #include "model/shape.hpp"
 
-namespace stepcast::cli {
+namespace stepcast::io {
 
 // Parses the file at `path`. Every missing or ill-typed field is reported (by name, with file:line:col
 // where the file has one) in one InputError. Unknown keys are fine: HF configs carry many we ignore.
@@ -18,4 +18,4 @@ std::string resolve_model_path(const std::string& name_or_path);
 // Both steps: a shape from a name or a path.
 model::ModelShape load_model(const std::string& name_or_path);
 
-}  // namespace stepcast::cli
+}  // namespace stepcast::io

@@ -1,6 +1,6 @@
 // Scenario files: strict, every problem at once with file:line:col.
 #include "catch.hpp"
-#include "cli/scenario_io.hpp"
+#include "io/scenario_io.hpp"
 #include "model/errors.hpp"
 #include "temp_file.hpp"
 
@@ -28,7 +28,7 @@ sweep: {policies: [pack, fixed], micro_batches: [1, 2], top: 3}
 std::string problems_of(const std::string& text) {
   TempFile f(text, ".yaml");
   try {
-    stepcast::cli::load_scenario(f.path());
+    stepcast::io::load_scenario(f.path());
   } catch (const InputError& e) {
     return e.what();
   }
@@ -39,7 +39,7 @@ std::string problems_of(const std::string& text) {
 
 TEST_CASE("a good scenario loads into the structs", "[planner][scenario_io]") {
   TempFile f(kGood, ".yaml");
-  const auto s = stepcast::cli::load_scenario(f.path());
+  const auto s = stepcast::io::load_scenario(f.path());
   CHECK(s.name == "tiny");
   REQUIRE(s.width_quadratic.has_value());
   CHECK(s.width_quadratic->peak_gib_per_token == 1.0e-3);
@@ -104,13 +104,13 @@ TEST_CASE("pad_to_multiple_of and sweep.pad_to_multiples load; the optimizer ste
   text.replace(text.find("top: 3}"), 7, "top: 3, pad_to_multiples: [1, 8, 64, 256]}");
   text.replace(text.find("optimizer_step_s: 0.5, "), 23, "");
   TempFile f(text, ".yaml");
-  const auto s = stepcast::cli::load_scenario(f.path());
+  const auto s = stepcast::io::load_scenario(f.path());
   CHECK(s.baseline.pad_to_multiple_of == 64);
   CHECK(s.sweep.pad_to_multiples == std::vector<int64_t>{1, 8, 64, 256});
   CHECK_FALSE(s.run.optimizer_step_s.has_value());
   CHECK(s.optimizer_step_source.empty());
   TempFile g(kGood, ".yaml");
-  const auto given = stepcast::cli::load_scenario(g.path());
+  const auto given = stepcast::io::load_scenario(g.path());
   CHECK(given.run.optimizer_step_s == 0.5);
   CHECK(given.optimizer_step_source == "scenario run.optimizer_step_s");
   CHECK(given.baseline.pad_to_multiple_of == 1);  // default: off

@@ -8,7 +8,7 @@
 
 #include "planner/simulate.hpp"
 
-namespace stepcast::cli {
+namespace stepcast::report {
 
 struct ReportInput {
   std::string title;
@@ -24,4 +24,4 @@ std::string plan_label(const planner::PlanResult& p);
 std::string report_html(const ReportInput& input);
 void write_report(const std::string& path, const ReportInput& input);
 
-}  // namespace stepcast::cli
+}  // namespace stepcast::report

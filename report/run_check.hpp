@@ -15,7 +15,7 @@
 #include "calibrate/run_records.hpp"
 #include "model/step_model.hpp"
 
-namespace stepcast::cli {
+namespace stepcast::report {
 
 struct RunCheck {
   std::string id;
@@ -58,4 +58,4 @@ RunValidation check_runs(const std::vector<calibrate::RecordedRun>& runs, const 
 nlohmann::json run_validation_json(const RunValidation& v);
 void print_run_validation(const RunValidation& v, const std::string& file, std::ostream& out);
 
-}  // namespace stepcast::cli
+}  // namespace stepcast::report

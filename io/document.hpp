@@ -9,7 +9,7 @@
 
 #include "model/errors.hpp"
 
-namespace stepcast::cli {
+namespace stepcast::io {
 
 // "file:line:col" for a node (yaml-cpp counts from 0; people count from 1).
 std::string where(const std::string& file, const YAML::Mark& mark);
@@ -62,4 +62,4 @@ class MapReader {
   bool is_map_ = true;
 };
 
-}  // namespace stepcast::cli
+}  // namespace stepcast::io

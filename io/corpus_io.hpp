@@ -9,7 +9,7 @@
 
 #include "planner/corpus.hpp"
 
-namespace stepcast::cli {
+namespace stepcast::io {
 
 planner::Corpus load_corpus_file(const std::string& path);
 
@@ -20,4 +20,4 @@ void save_corpus_csv(const std::string& path, const planner::Corpus& corpus);
 // The same reader over text in memory; `name` stands for the file in messages.
 planner::Corpus parse_corpus(std::string_view text, const std::string& name);
 
-}  // namespace stepcast::cli
+}  // namespace stepcast::io

@@ -1,8 +1,6 @@
 #pragma once
 // The inputs calibrate and validate share: records (filtered to one model, GPU and tier), the shape,
 // and the fit options (robust loss, priors).
-#include <CLI/CLI.hpp>
-
 #include <string>
 #include <vector>
 
@@ -10,7 +8,7 @@
 #include "calibrate/records.hpp"
 #include "model/shape.hpp"
 
-namespace stepcast::cli {
+namespace stepcast::io {
 
 struct FitInputOptions {
   std::vector<std::string> measurements;  // one or more JSON Lines files, fitted together
@@ -32,12 +30,10 @@ struct FitInput {
   calibrate::FitOptions options;
 };
 
-// `measurements_required = false`: the caller checks (validate needs them only without --run).
-void add_fit_input_options(CLI::App* cmd, FitInputOptions& o, bool measurements_required = true);
 FitInput load_fit_input(const FitInputOptions& o, const std::string& tool_version);
 std::string measurements_label(const FitInputOptions& o);  // the files, comma-separated
 
 // The auto prior's choice for records of this model, GPU and tier: a path, or empty.
 std::string find_prior(const std::string& model, const std::string& gpu, const std::string& tier);
 
-}  // namespace stepcast::cli
+}  // namespace stepcast::io
