@@ -70,17 +70,10 @@ Scenario scenario_with_overrides(const PlanOptions& o) {
   }
   if (o.micro_batch > 0) s.baseline.micro_batch = o.micro_batch;
   if (o.max_length > 0) s.baseline.max_length = o.max_length;
-  if (o.max_length > INT32_MAX) d.add("--max-length = " + std::to_string(o.max_length) + ". Violated constraint: <= 2147483647");
   if (o.accumulation > 0) s.run.accumulation = o.accumulation;
   if (o.bucket_size > 0) s.baseline.bucket_size = o.bucket_size;
   if (o.pad_to_multiple_of > 0) s.baseline.pad_to_multiple_of = o.pad_to_multiple_of;
-  if (o.pad_to_multiple_of > planner::kMaxPadToMultipleOf)
-    d.add("--pad-to-multiple-of = " + std::to_string(o.pad_to_multiple_of) +
-          ". Violated constraint: <= " + std::to_string(planner::kMaxPadToMultipleOf));
-  else if (s.baseline.max_length <= INT32_MAX &&
-           planner::round_up_width(s.baseline.max_length, s.baseline.pad_to_multiple_of) > INT32_MAX)
-    d.add("max_length " + std::to_string(s.baseline.max_length) + " rounded up to a multiple of " +
-          std::to_string(s.baseline.pad_to_multiple_of) + ". Violated constraint: <= 2147483647");
+  for (const auto& p : planner::batching_problems(s.baseline, planner::Naming::flags)) d.add(p);
   if (o.optimizer_step_s >= 0) {
     s.run.optimizer_step_s = o.optimizer_step_s;
     s.optimizer_step_source = "--optimizer-step-s";

@@ -148,12 +148,8 @@ void read_baseline(MapReader& top, Scenario& s) {
   b.read("max_length", s.baseline.max_length, true, 1);
   b.read("bucket_size", s.baseline.bucket_size, false, 1);
   if (b.read("seed", seed, false, 0)) s.baseline.seed = static_cast<uint64_t>(seed);
-  if (b.read("pad_to_multiple_of", s.baseline.pad_to_multiple_of, false, 1))
-    check_pad_multiple(b, b.node("pad_to_multiple_of"), "baseline.pad_to_multiple_of", s.baseline.pad_to_multiple_of);
-  if (s.baseline.max_length > INT32_MAX) b.problem("baseline.max_length. Violated constraint: <= 2147483647");
-  else if (s.baseline.pad_to_multiple_of <= planner::kMaxPadToMultipleOf &&
-           planner::round_up_width(s.baseline.max_length, s.baseline.pad_to_multiple_of) > INT32_MAX)
-    b.problem("baseline.max_length rounded up to pad_to_multiple_of. Violated constraint: <= 2147483647");
+  b.read("pad_to_multiple_of", s.baseline.pad_to_multiple_of, false, 1);
+  for (const auto& p : planner::batching_problems(s.baseline, planner::Naming::keys, "baseline.")) b.problem(p);
   b.finish();
 }
 
