@@ -48,7 +48,8 @@ std::string read_whole_file(const std::string& path) {
   int n = 0;
   while ((n = gzread(f, buf.data(), static_cast<unsigned>(buf.size()))) > 0) text.append(buf.data(), static_cast<size_t>(n));
   int code = Z_OK;
-  const std::string error = n < 0 || (gzerror(f, &code), code != Z_OK) ? gzerror(f, &code) : "";
+  const char* message = gzerror(f, &code);  // a truncated stream ends with Z_BUF_ERROR, not a read error
+  const std::string error = n < 0 || code != Z_OK ? message : "";
   gzclose(f);
   if (!error.empty())
     throw InputError(name + ": cannot decompress the corpus (zlib: " + error +
