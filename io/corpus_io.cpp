@@ -339,6 +339,7 @@ class SampleFields {
     values_.assign(length_names_.size() + 3, std::nullopt);
     kept_labels_ = 0;
     counting_ = -1;
+    key_slot_ = SIZE_MAX;
     root_.clear();
     keys_.clear();
     bad_.clear();
@@ -357,7 +358,7 @@ class SampleFields {
   }
   bool number_float(json::number_float_t, const json::string_t&) { return value(Kind::other, 0); }
   bool string(json::string_t& s) {
-    if (depth_ == 1 && slot_of(key_) == root_slot()) root_ = s;
+    if (depth_ == 1 && key_slot_ == root_slot()) root_ = s;
     return value(Kind::text, 0);
   }
   bool binary(json::binary_t&) { return value(Kind::other, 0); }
@@ -372,8 +373,9 @@ class SampleFields {
   }
   bool key(json::string_t& k) {
     if (depth_ == 1) {
-      key_ = k;
-      if (keys_.size() < 8) keys_.push_back(k);
+      key_slot_ = slot_of(k);
+      if (key_slot_ != SIZE_MAX) key_ = k;  // the name only matters for a field we read (messages)
+      if (collect_keys_ && keys_.size() < 8) keys_.push_back(k);
     }
     return true;
   }
@@ -388,8 +390,7 @@ class SampleFields {
     }
     value(Kind::array, 0);
     if (depth_ == 1) {
-      const size_t slot = slot_of(key_);
-      counting_ = slot == SIZE_MAX ? -1 : static_cast<int>(slot);
+      counting_ = key_slot_ == SIZE_MAX ? -1 : static_cast<int>(key_slot_);
       count_ = 0;
     }
     ++depth_;
@@ -414,6 +415,8 @@ class SampleFields {
   bool not_object() const { return not_object_; }
   const std::optional<int64_t>& at(size_t slot) const { return values_[slot]; }
   const std::string& root() const { return root_; }
+  // The top-level keys (the first 8) are collected only when asked: a message needs them, reading does not.
+  void collect_keys(bool on) { collect_keys_ = on; }
   const std::vector<std::string>& keys() const { return keys_; }
   const std::string& bad() const { return bad_; }  // a tracked field of the wrong type
   size_t error_position() const { return error_position_; }
@@ -442,7 +445,7 @@ class SampleFields {
       return true;
     }
     if (depth_ != 1) return true;
-    const size_t slot = slot_of(key_);
+    const size_t slot = key_slot_;
     if (slot == SIZE_MAX) return true;
     const bool ok = slot == root_slot()       ? (kind == Kind::text || kind == Kind::integer)
                     : slot == labels_slot()   ? kind == Kind::array
@@ -465,6 +468,8 @@ class SampleFields {
   int counting_ = -1;
   int64_t count_ = 0;
   std::string root_;
+  size_t key_slot_ = SIZE_MAX;
+  bool collect_keys_ = false;
   std::vector<std::string> keys_;
   std::string bad_;
   size_t error_position_ = 0;
@@ -515,8 +520,12 @@ planner::Corpus parse_jsonl(std::string_view text, const CorpusOptions& options,
         from = names[i];
       }
     if (!length) {
+      f.collect_keys(true);  // parse the line again, for the message
+      f.reset();
+      nlohmann::json::sax_parse(line.begin(), line.end(), &f);
       problems.add(number, 1, "no length field (keys: " + joined(f.keys()) + "). Violated constraint: one of " +
                                   joined(names) + (options.length_field.empty() ? " (--length-field names another)" : ""));
+      f.collect_keys(false);
       return;
     }
     if (*length < 1 || *length > std::numeric_limits<int32_t>::max()) {
