@@ -13,7 +13,7 @@ The CSV feeds `stepcast plan SCENARIO.yaml --corpus FILE` (or `--corpus -` from 
 
 Examples:
   tools/corpus_lengths.py --dataset HuggingFaceH4/ultrachat_200k --split train_sft \\
-      --tokenizer google/gemma-4-26b-a4b --out ultrachat.csv
+      --tokenizer Qwen/Qwen2.5-7B-Instruct --out ultrachat.csv
   tools/corpus_lengths.py --dataset my-chats.jsonl --tokenizer ./my-model --max-samples 1000 \\
       | build/cli/stepcast plan scenarios/h200-gemma-4-26b-a4b.yaml --corpus -
 
