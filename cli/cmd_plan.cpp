@@ -39,6 +39,8 @@ namespace {
 struct PlanOptions {
   std::string scenario;
   std::string corpus;
+  std::string length_field;
+  bool cold_start = false;
   std::string coefficients;
   std::string policy;
   int64_t micro_batch = 0;
@@ -81,7 +83,14 @@ Scenario scenario_with_overrides(const PlanOptions& o) {
   if (o.top > 0) s.sweep.top = o.top;
   s.sweep.threads = o.threads;
   if (o.no_sweep) s.sweep.policies.clear();  // the baseline alone: a what-if
-  if (!o.corpus.empty()) s.corpus = CorpusSource{o.corpus, std::nullopt, {}, 0};
+  if (!o.corpus.empty()) {
+    s.corpus = CorpusSource{};
+    s.corpus.file = o.corpus;
+  }
+  if (!o.length_field.empty() && s.corpus.file.empty())
+    d.add("--length-field without a corpus file. Violated constraint: --corpus FILE or a scenario corpus.file");
+  if (!o.length_field.empty()) s.corpus.options.length_field = o.length_field;
+  if (o.cold_start) io::add_cold_start(s);
   if (!o.coefficients.empty()) {
     s.coefficients = o.coefficients;
     s.width_quadratic.reset();
@@ -99,8 +108,8 @@ planner::Corpus read_corpus(const CorpusSource& c, std::string& description) {
     description = "histogram of " + std::to_string(c.histogram.size()) + " lengths";
     return planner::expand_histogram(c.histogram, c.histogram_seed);
   }
-  description = c.file;
-  return load_corpus_file(c.file);
+  description = c.file == "-" ? "stdin" : c.file;
+  return load_corpus_file(c.file, c.options);
 }
 
 planner::Corpus load_corpus(const CorpusSource& c, std::string& description) {
@@ -241,7 +250,8 @@ void print_text(std::ostream& out, const Scenario& s, const planner::Corpus& cor
       << ", peak " << fixed(b.peak_gib, 1) << " GiB of " << fixed(b.memory_limit_gib, 1) << "\n";
   out << "  " << with_commas(b.steps) << " optimizer steps of " << b.accumulation << " micro-batches; compute "
       << hours(b.compute_s) << ", optimizer " << hours(b.optimizer_s) << ", checkpoints " << hours(b.checkpoint_s)
-      << ", evaluation " << hours(b.eval_s) << ", start-up " << fixed(b.startup_s, 0) << " s\n";
+      << ", evaluation " << hours(b.eval_s) << ", start-up " << fixed(b.startup_s, 0) << " s"
+      << (s.cold_start_s > 0 ? " (with " + fixed(s.cold_start_s, 0) + " s for a cold kernel cache)" : "") << "\n";
   out << "  " << with_commas(b.distinct_shapes) << " distinct shapes (rows x width, pad_to_multiple_of "
       << b.batching.pad_to_multiple_of << "): first-seen " << fixed(b.first_seen_s, 1) << " s, run start "
       << fixed(b.run_start_s, 1) << " s; optimizer step " << fixed(b.optimizer.step_s, 4) << " s ("
@@ -314,6 +324,7 @@ void run_plan(const PlanOptions& o) {
     j["predictor"] = predictor_desc;
     j["gpu"] = {{"name", s.gpu_name}, {"memory_gib", s.run.gpu_memory_gib}, {"memory_cap_gib", s.run.memory_cap_gib}};
     j["window_hours"] = s.run.window_hours;
+    j["cold_start_s"] = s.cold_start_s;
     j["baseline"] = plan_json(result.baseline, result.baseline, corpus.has_kept(), s);
     j["recommendations"] = nlohmann::json::array();
     for (const auto& p : result.recommendations)
@@ -341,13 +352,22 @@ void add_plan_command(CLI::App& app) {
       "  stepcast plan scenarios/seed-sm120.yaml --policy bucket-to-pair --format json\n"
       "  stepcast plan scenarios/h200-gemma-4-26b-a4b.yaml --corpus my-lengths.csv --max-length 8192 --report plan.html\n"
       "  stepcast plan scenarios/h200-gemma-4-26b-a4b.yaml --pad-to-multiple-of 64 --no-sweep\n"
-      "Corpus files: one token length per line, or CSV with a header length[,kept][,root].\n"
+      "  tools/corpus_lengths.py --dataset my.jsonl --tokenizer my-model | stepcast plan S.yaml --corpus -\n"
+      "Corpus files: one token length per line; CSV with a header (length or num_tokens, optional kept and root,\n"
+      "other columns ignored); or JSON Lines (length, num_tokens or input_ids; --length-field names another);\n"
+      "any of them gzip-compressed; - reads standard input.\n"
       "Policies: fixed, pad-to-longest, sorted-buckets, bucket-to-pair, pack (see docs/planner.md).\n"
       "The flags override the scenario's baseline; the sweep keeps its tokens per optimizer step.\n"
       "Every new rows x width shape pays the predictor's first-seen seconds once per run; the optimizer step is\n"
       "the scenario's run.optimizer_step_s or --optimizer-step-s when given, else the calibrated one.");
   cmd->add_option("scenario", opts->scenario, "Scenario YAML (see scenarios/ and docs/planner.md)")->required();
-  cmd->add_option("--corpus", opts->corpus, "Corpus file instead of the scenario's (lengths, or CSV length[,kept][,root])");
+  cmd->add_option("--corpus", opts->corpus,
+                  "Corpus file instead of the scenario's: lengths, CSV, JSON Lines, optionally .gz; - for stdin");
+  cmd->add_option("--length-field", opts->length_field,
+                  "The corpus's length field (JSON Lines key or CSV column; default length, num_tokens, input_ids)");
+  cmd->add_flag("--cold-start", opts->cold_start,
+                "A fresh machine: add the measured one-off of an empty kernel cache (" + fixed(io::kColdKernelCacheS, 0) +
+                    " s for transformers + peft on an H200, docs/host.md) to start-up");
   cmd->add_option("--coefficients", opts->coefficients, "Calibrated coefficients YAML instead of the scenario's predictor");
   cmd->add_option("--policy", opts->policy, "Baseline policy: fixed, pad-to-longest, sorted-buckets, bucket-to-pair, pack");
   cmd->add_option("--micro-batch", opts->micro_batch, "Baseline rows per micro-batch")->check(CLI::PositiveNumber);

@@ -101,7 +101,9 @@ void read_corpus(MapReader& top, Scenario& s, Diagnostics& d) {
   MapReader c = top.child("corpus");
   const int sources = (c.has("file") ? 1 : 0) + (c.has("synthetic") ? 1 : 0) + (c.has("histogram") ? 1 : 0);
   if (sources != 1) c.problem("corpus: exactly one of 'file', 'synthetic' or 'histogram' is required");
-  if (c.read("file", s.corpus.file, false)) s.corpus.file = resolve_beside(s.path, s.corpus.file);
+  if (c.read("file", s.corpus.file, false) && s.corpus.file != "-") s.corpus.file = resolve_beside(s.path, s.corpus.file);
+  if (c.read("length_field", s.corpus.options.length_field, false) && s.corpus.file.empty())
+    c.problem(c.node("length_field"), "corpus.length_field without corpus.file. Violated constraint: it names a field of a file");
   if (c.has("synthetic")) {
     MapReader syn = c.child("synthetic");
     s.corpus.synthetic = read_synthetic(syn, d);
@@ -153,6 +155,16 @@ void read_baseline(MapReader& top, Scenario& s) {
   b.finish();
 }
 
+}  // namespace
+
+void add_cold_start(Scenario& s) {
+  if (s.cold_start_s > 0) return;
+  s.cold_start_s = kColdKernelCacheS;
+  s.run.startup_s += kColdKernelCacheS;
+}
+
+namespace {
+
 void read_run(MapReader& top, Scenario& s) {
   MapReader r = top.child("run");
   r.read("epochs", s.run.epochs, false, 1);
@@ -166,6 +178,8 @@ void read_run(MapReader& top, Scenario& s) {
   r.read("eval_every_steps", s.run.eval_every_steps, false, 0);
   read_non_negative(r, "eval_s", s.run.eval_s, false);
   read_non_negative(r, "startup_s", s.run.startup_s, true);
+  bool cold_start = false;
+  if (r.read("cold_start", cold_start, false) && cold_start) add_cold_start(s);
   r.finish();
 }
 
