@@ -234,6 +234,8 @@ void add_plan_command(CLI::App& app) {
       "  stepcast plan scenarios/seed-sm120.yaml --policy bucket-to-pair --format json\n"
       "  stepcast plan scenarios/h200-gemma-4-26b-a4b.yaml --corpus my-lengths.csv --max-length 8192 --report plan.html\n"
       "  stepcast plan scenarios/h200-gemma-4-26b-a4b.yaml --pad-to-multiple-of 64 --no-sweep\n"
+      "  stepcast plan scenarios/h200-gemma-4-26b-a4b.yaml --fail-on oom,window --format csv > plans.csv\n"
+      "The first line says FITS or DOES NOT FIT (out of memory, or past the window) for the baseline.\n"
       "Corpus files: one token length per line, or CSV with a header length[,kept][,root].\n"
       "Policies: fixed, pad-to-longest, sorted-buckets, bucket-to-pair, pack (see docs/planner.md).\n"
       "The flags override the scenario's baseline; the sweep keeps its tokens per optimizer step.\n"

@@ -120,10 +120,18 @@ void validate_runs(const ValidateOptions& o) {
   } else {
     print_run_validation(v, o.run, std::cout);
   }
+  // The same checks, in words, for the exit-1 line on stderr.
   std::string failed;
-  for (const auto& check : checks)
-    if (!check.passed)
-      failed += check.name + " " + fixed(check.value * 100, 1) + " > bar " + fixed(check.bar * 100, 1) + ". ";
+  size_t i = 0;
+  if (o.max_total_error > 0)
+    for (const auto& r : v.runs)
+      if (!checks[i++].passed)
+        failed += r.id + ": total off by " + fixed(r.error_rel() * 100, 1) + " % (bar " + fixed(o.max_total_error * 100, 1) + " %). ";
+  if (o.max_saving_error_pp > 0)
+    for (const auto& s : v.savings)
+      if (!checks[i++].passed)
+        failed += "saving " + s.other_id + " over " + s.baseline_id + " off by " + fixed(s.error_pp(), 1) + " pp (bar " +
+                  fixed(o.max_saving_error_pp, 1) + " pp). ";
   if (!failed.empty()) throw CheckFailed(failed);
 }
 
@@ -244,7 +252,9 @@ void add_validate_command(CLI::App& app) {
     }
     std::string failed;
     for (const auto& c : checks)
-      if (!c.passed) failed += c.name + " " + fixed(c.value * 100, 2) + " % > " + fixed(c.bar * 100, 2) + " %. ";
+      if (!c.passed)
+        failed += std::string(c.name == "leave_one_out_step_mape" ? "leave-one-out step MAPE " : "leave-one-out peak MAPE ") +
+                  fixed(c.value * 100, 2) + " % > " + fixed(c.bar * 100, 2) + " %. ";
     if (!failed.empty()) throw CheckFailed(failed);
   });
 }
