@@ -118,7 +118,8 @@ void add_calibrate_command(CLI::App& app) {
     if (!o->out.empty() && std::filesystem::exists(o->out) && !o->force)
       throw InputError("--out " + o->out + ": the file exists. Violated constraint: pass --force to overwrite it");
     const FitInput in = load_fit_input(o->input, STEPCAST_VERSION);
-    const calibrate::FitReport report = calibrate::fit(in.shape, in.records, in.options);
+    calibrate::FitReport report = calibrate::fit(in.shape, in.records, in.options);
+    report.coefficients.fitted_records = io::record_fingerprints(in.records);  // provenance for --prior auto
     if (!o->out.empty()) save_coefficients(o->out, report.coefficients);
     if (o->format == Format::json)
       report::print_json(std::cout, "calibrate", report_json(report, o->out));

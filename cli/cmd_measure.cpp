@@ -50,7 +50,8 @@ struct MeasureOptions {
   Format format = Format::text;
   std::string command;
   // The end-to-end run probe (one run per process).
-  std::string run_corpus;      // corpus file (cli/corpus_io.hpp)
+  std::string run_corpus;      // corpus file (io/corpus_io.hpp)
+  std::string length_field;    // its length field (JSON Lines key, CSV column)
   std::string run_synthetic;   // "SAMPLES:SEED": harness::finetune_mix
   std::string policy;
   int64_t micro_batch = 1;
@@ -167,7 +168,7 @@ std::pair<harness::RunOptions, planner::Corpus> run_setup(const MeasureOptions& 
     r.corpus_label = "synthetic-" + std::to_string(samples) + "-" + std::to_string(seed);
     r.batching.seed = static_cast<uint64_t>(o.shuffle_seed >= 0 ? o.shuffle_seed : seed);
   } else {
-    corpus = load_corpus_file(o.run_corpus);
+    corpus = load_corpus_file(o.run_corpus, io::CorpusOptions{o.length_field});
     r.corpus_label = std::filesystem::path(o.run_corpus).stem().string();
     r.batching.seed = static_cast<uint64_t>(o.shuffle_seed >= 0 ? o.shuffle_seed : 0);
   }
@@ -297,7 +298,9 @@ void add_measure_command(CLI::App& app) {
   cmd->add_option("--seed", opts->seed, "Seed of the random weights and tokens")->capture_default_str();
   cmd->add_option("--ce-chunk", opts->ce_chunk, "Tokens per chunk of the ce-chunked tier")->capture_default_str();
   cmd->add_option("--kernel-dir", opts->kernel_dir, "Folder of the kernel tables (default: OUT without .jsonl + .kernels)");
-  cmd->add_option("--run-corpus", opts->run_corpus, "Run probe: corpus file (lengths, or CSV length[,kept][,root])");
+  cmd->add_option("--run-corpus", opts->run_corpus,
+                  "Run probe: corpus file (lengths, CSV or JSON Lines, optionally .gz; - for stdin)");
+  cmd->add_option("--length-field", opts->length_field, "Run probe: the corpus's length field (JSON Lines key or CSV column)");
   cmd->add_option("--run-synthetic", opts->run_synthetic,
                   "Run probe: SAMPLES:SEED of the synthetic fine-tuning mix (median ~700 tokens, docs/harness.md)");
   cmd->add_option("--policy", opts->policy, "Run probe: batching policy (planner), e.g. pad-to-longest, bucket-to-pair");

@@ -40,6 +40,8 @@ namespace {
 struct PlanOptions {
   std::string scenario;
   std::string corpus;
+  std::string length_field;
+  bool cold_start = false;
   std::string coefficients;
   std::string policy;
   int64_t micro_batch = 0;
@@ -73,17 +75,10 @@ Scenario scenario_with_overrides(const PlanOptions& o) {
   }
   if (o.micro_batch > 0) s.baseline.micro_batch = o.micro_batch;
   if (o.max_length > 0) s.baseline.max_length = o.max_length;
-  if (o.max_length > INT32_MAX) d.add("--max-length = " + std::to_string(o.max_length) + ". Violated constraint: <= 2147483647");
   if (o.accumulation > 0) s.run.accumulation = o.accumulation;
   if (o.bucket_size > 0) s.baseline.bucket_size = o.bucket_size;
   if (o.pad_to_multiple_of > 0) s.baseline.pad_to_multiple_of = o.pad_to_multiple_of;
-  if (o.pad_to_multiple_of > planner::kMaxPadToMultipleOf)
-    d.add("--pad-to-multiple-of = " + std::to_string(o.pad_to_multiple_of) +
-          ". Violated constraint: <= " + std::to_string(planner::kMaxPadToMultipleOf));
-  else if (s.baseline.max_length <= INT32_MAX &&
-           planner::round_up_width(s.baseline.max_length, s.baseline.pad_to_multiple_of) > INT32_MAX)
-    d.add("max_length " + std::to_string(s.baseline.max_length) + " rounded up to a multiple of " +
-          std::to_string(s.baseline.pad_to_multiple_of) + ". Violated constraint: <= 2147483647");
+  for (const auto& p : planner::batching_problems(s.baseline, planner::Naming::flags)) d.add(p);
   if (o.optimizer_step_s >= 0) {
     s.run.optimizer_step_s = o.optimizer_step_s;
     s.optimizer_step_source = "--optimizer-step-s";
@@ -91,7 +86,14 @@ Scenario scenario_with_overrides(const PlanOptions& o) {
   if (o.top > 0) s.sweep.top = o.top;
   s.sweep.threads = o.threads;
   if (o.no_sweep) s.sweep.policies.clear();  // the baseline alone: a what-if
-  if (!o.corpus.empty()) s.corpus = CorpusSource{o.corpus, std::nullopt, {}, 0};
+  if (!o.corpus.empty()) {
+    s.corpus = CorpusSource{};
+    s.corpus.file = o.corpus;
+  }
+  if (!o.length_field.empty() && s.corpus.file.empty())
+    d.add("--length-field without a corpus file. Violated constraint: --corpus FILE or a scenario corpus.file");
+  if (!o.length_field.empty()) s.corpus.options.length_field = o.length_field;
+  if (o.cold_start) io::add_cold_start(s);
   if (!o.coefficients.empty()) {
     s.coefficients = o.coefficients;
     s.width_quadratic.reset();
@@ -109,8 +111,8 @@ planner::Corpus read_corpus(const CorpusSource& c, std::string& description) {
     description = "histogram of " + std::to_string(c.histogram.size()) + " lengths";
     return planner::expand_histogram(c.histogram, c.histogram_seed);
   }
-  description = c.file;
-  return load_corpus_file(c.file);
+  description = c.file == "-" ? "stdin" : c.file;
+  return load_corpus_file(c.file, c.options);
 }
 
 planner::Corpus load_corpus(const CorpusSource& c, std::string& description) {
@@ -168,6 +170,7 @@ PlanOutput plan_output(const Scenario& s, const planner::Corpus& corpus, const s
   out.memory_cap_gib = s.run.memory_cap_gib;
   out.window_hours = s.run.window_hours;
   out.optimizer_step_source = s.optimizer_step_source;
+  out.cold_start_s = s.cold_start_s;
   out.corpus = &corpus;
   out.corpus_source = corpus_desc;
   out.predictor = predictor_desc;
@@ -235,14 +238,23 @@ void add_plan_command(CLI::App& app) {
       "  stepcast plan scenarios/h200-gemma-4-26b-a4b.yaml --corpus my-lengths.csv --max-length 8192 --report plan.html\n"
       "  stepcast plan scenarios/h200-gemma-4-26b-a4b.yaml --pad-to-multiple-of 64 --no-sweep\n"
       "  stepcast plan scenarios/h200-gemma-4-26b-a4b.yaml --fail-on oom,window --format csv > plans.csv\n"
+      "  tools/corpus_lengths.py --dataset my.jsonl --tokenizer my-model | stepcast plan S.yaml --corpus -\n"
       "The first line says FITS or DOES NOT FIT (out of memory, or past the window) for the baseline.\n"
-      "Corpus files: one token length per line, or CSV with a header length[,kept][,root].\n"
+      "Corpus files: one token length per line; CSV with a header (length or num_tokens, optional kept and root,\n"
+      "other columns ignored); or JSON Lines (length, num_tokens or input_ids; --length-field names another);\n"
+      "any of them gzip-compressed; - reads standard input.\n"
       "Policies: fixed, pad-to-longest, sorted-buckets, bucket-to-pair, pack (see docs/planner.md).\n"
       "The flags override the scenario's baseline; the sweep keeps its tokens per optimizer step.\n"
       "Every new rows x width shape pays the predictor's first-seen seconds once per run; the optimizer step is\n"
       "the scenario's run.optimizer_step_s or --optimizer-step-s when given, else the calibrated one.");
   cmd->add_option("scenario", opts->scenario, "Scenario YAML (see scenarios/ and docs/planner.md)")->required();
-  cmd->add_option("--corpus", opts->corpus, "Corpus file instead of the scenario's (lengths, or CSV length[,kept][,root])");
+  cmd->add_option("--corpus", opts->corpus,
+                  "Corpus file instead of the scenario's: lengths, CSV, JSON Lines, optionally .gz; - for stdin");
+  cmd->add_option("--length-field", opts->length_field,
+                  "The corpus's length field (JSON Lines key or CSV column; default length, num_tokens, input_ids)");
+  cmd->add_flag("--cold-start", opts->cold_start,
+                "A fresh machine: add the measured one-off of an empty kernel cache (" + fixed(io::kColdKernelCacheS, 0) +
+                    " s for transformers + peft on an H200, docs/host.md) to start-up");
   cmd->add_option("--coefficients", opts->coefficients, "Calibrated coefficients YAML instead of the scenario's predictor");
   cmd->add_option("--policy", opts->policy, "Baseline policy: fixed, pad-to-longest, sorted-buckets, bucket-to-pair, pack");
   cmd->add_option("--micro-batch", opts->micro_batch, "Baseline rows per micro-batch")->check(CLI::PositiveNumber);

@@ -19,8 +19,8 @@ void add_fit_input_options(CLI::App* cmd, io::FitInputOptions& o, bool measureme
       ->check(CLI::IsMember({"relative", "absolute"}))
       ->default_str("relative");
   cmd->add_option("--prior", o.prior,
-                  "Regularise toward a coefficient file: auto (the shipped file of the same model and GPU, if any), "
-                  "none, or a path")
+                  "Regularise toward a coefficient file: auto (a shipped file of the same model, GPU and tier that "
+                  "was not fitted on these records, if any), none, or a path")
       ->default_str("auto");
   cmd->add_option("--prior-sigma", o.prior_sigma, "Relative standard deviation of each prior coefficient")
       ->check(CLI::PositiveNumber)

@@ -52,25 +52,10 @@ void step_optimizer(Model& model, torch::optim::AdamW& optimizer, const std::vec
   model.zero_grad();  // set_to_none, as transformers' Trainer does
 }
 
-// The planner's BatchingSpec gains pad_to_multiple_of in issue 7; until a build has it, only 1 (off) runs.
-template <class Spec>
-bool set_pad_to_multiple_of(Spec& spec, int64_t multiple) {
-  if constexpr (requires { spec.pad_to_multiple_of; }) {
-    spec.pad_to_multiple_of = multiple;
-    return true;
-  } else {
-    return multiple == 1;
-  }
-}
-
-// The collators' tile sizes are 8-256; beyond 65,536 tokens the value is surely a typo (as the planner says).
-constexpr int64_t kMaxPadToMultipleOf = 65536;
-
 planner::BatchingSpec batching_spec(const RunOptions& o) {
   planner::BatchingSpec spec = o.batching;
-  if (!set_pad_to_multiple_of(spec, o.pad_to_multiple_of))
-    throw InputError("--pad-to-multiple-of " + std::to_string(o.pad_to_multiple_of) +
-                     ". Violated constraint: 1 (this build's planner has no pad_to_multiple_of)");
+  spec.pad_to_multiple_of = o.pad_to_multiple_of;
+  if (const auto problems = planner::batching_problems(spec, planner::Naming::flags); !problems.empty()) throw InputError(problems.front());
   return spec;
 }
 
@@ -101,12 +86,11 @@ void check_run(const planner::Corpus& corpus, const RunOptions& o) {
   Diagnostics d;
   if (o.batching.policy == planner::Policy::pack)
     d.add("--policy pack. Violated constraint: a policy without packed rows (the harness builds no document masks)");
-  if (o.batching.micro_batch < 1) d.add("--micro-batch = " + std::to_string(o.batching.micro_batch) + ". Violated constraint: >= 1");
   if (o.accumulation < 1) d.add("--accumulation = " + std::to_string(o.accumulation) + ". Violated constraint: >= 1");
   if (o.batching.max_length < 2) d.add("--max-length = " + std::to_string(o.batching.max_length) + ". Violated constraint: >= 2");
-  if (o.pad_to_multiple_of < 1 || o.pad_to_multiple_of > kMaxPadToMultipleOf)
-    d.add("--pad-to-multiple-of = " + std::to_string(o.pad_to_multiple_of) + ". Violated constraint: 1.." +
-          std::to_string(kMaxPadToMultipleOf));
+  planner::BatchingSpec spec = o.batching;
+  spec.pad_to_multiple_of = o.pad_to_multiple_of;
+  for (const auto& p : planner::batching_problems(spec, planner::Naming::flags)) d.add(p);
   if (corpus.size() == 0) d.add("the corpus is empty. Violated constraint: at least one sample");
   int64_t short_samples = 0;
   for (int32_t len : corpus.lengths) short_samples += len < 2 ? 1 : 0;
@@ -124,7 +108,6 @@ void check_run(const planner::Corpus& corpus, const RunOptions& o) {
     }
   }
   d.throw_if_any();
-  batching_spec(o);
 }
 
 RunSummary run_recorded(Model& model, const planner::Corpus& corpus, const RunOptions& o, const DeviceInfo& dev) {

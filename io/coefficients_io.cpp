@@ -81,6 +81,7 @@ model::Coefficients load_coefficients(const std::string& path) {
   r.read_choice("loss", c.loss, {"none", "huber", "cauchy"}, false);
   r.read("lora_rank", c.lora_rank, false, 0);
   r.read("prior", c.prior, false);
+  r.read("fitted_records", c.fitted_records, false);
   r.read("step_rms_rel", c.step_rms_rel, false, -1e-300);
   r.read("peak_rms_gib", c.peak_rms_gib, false, -1e-300);
   read_terms(r, "step", model::step_term_names(), c.step);
@@ -143,6 +144,7 @@ std::string coefficients_yaml(const model::Coefficients& c) {
   out << YAML::Key << "loss" << YAML::Value << c.loss;
   out << YAML::Key << "lora_rank" << YAML::Value << c.lora_rank;
   if (!c.prior.empty()) out << YAML::Key << "prior" << YAML::Value << c.prior;
+  if (!c.fitted_records.empty()) out << YAML::Key << "fitted_records" << YAML::Value << c.fitted_records;
   out << YAML::Key << "step_rms_rel" << YAML::Value << c.step_rms_rel;
   out << YAML::Key << "peak_rms_gib" << YAML::Value << c.peak_rms_gib;
   emit_terms(out, "step", model::step_term_names(), c.step);

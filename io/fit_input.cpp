@@ -1,8 +1,11 @@
 #include "io/fit_input.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <set>
+#include <sstream>
 
 #include "io/coefficients_io.hpp"
 #include "io/model_config.hpp"
@@ -10,8 +13,45 @@
 
 namespace stepcast::io {
 
-std::string find_prior(const std::string& model, const std::string& gpu, const std::string& tier) {
+std::string record_fingerprint(const calibrate::Record& r) {
+  std::string key = r.model + '\x1f' + r.gpu + '\x1f' + r.tier + '\x1f' + std::to_string(r.width) + '\x1f';
+  for (int64_t row : r.rows) key += std::to_string(row) + ',';
+  char number[64];
+  std::snprintf(number, sizeof number, "\x1f%.17g\x1f%.17g\x1f%d", r.step_s.value_or(-1), r.peak_gib.value_or(-1),
+                r.oom ? 1 : 0);
+  key += number;
+  key += r.extra.dump();
+  uint64_t h = 14695981039346656037ULL;  // FNV-1a, 64 bits
+  for (unsigned char ch : key) h = (h ^ ch) * 1099511628211ULL;
+  std::snprintf(number, sizeof number, "%016llx", static_cast<unsigned long long>(h));
+  return number;
+}
+
+std::string record_fingerprints(const std::vector<calibrate::Record>& records) {
+  std::set<std::string> unique;
+  for (const auto& r : records) unique.insert(record_fingerprint(r));
+  std::string out;
+  for (const auto& f : unique) out += (out.empty() ? "" : " ") + f;
+  return out;
+}
+
+std::string prior_refusal(const model::Coefficients& c, const std::vector<calibrate::Record>& judged) {
+  const calibrate::Record& r = judged.front();
+  if (c.model != r.model || c.gpu != r.gpu || c.tier != r.tier)
+    return "fitted on " + c.model + " / " + c.gpu + " / " + c.tier + ", not " + r.model + " / " + r.gpu + " / " + r.tier;
+  if (c.fitted_records.empty()) return "it does not list the records it was fitted on (written before fitted_records)";
+  std::set<std::string> fitted;
+  std::istringstream words(c.fitted_records);
+  for (std::string w; words >> w;) fitted.insert(w);
+  int64_t shared = 0;
+  for (const auto& rec : judged) shared += fitted.count(record_fingerprint(rec)) > 0 ? 1 : 0;
+  if (shared > 0) return "it was fitted on " + std::to_string(shared) + " of these " + std::to_string(judged.size()) + " records";
+  return "";
+}
+
+std::string find_prior(const std::vector<calibrate::Record>& judged) {
   namespace fs = std::filesystem;
+  if (judged.empty()) return "";
   const char* env = std::getenv("STEPCAST_COEFFICIENTS_DIR");
 #ifdef STEPCAST_MODELS_DIR
   const fs::path shipped = fs::path(STEPCAST_MODELS_DIR).parent_path() / "coefficients";
@@ -26,7 +66,7 @@ std::string find_prior(const std::string& model, const std::string& gpu, const s
     if (e.path().extension() == ".yaml") files.push_back(e.path());
   std::sort(files.begin(), files.end());
   std::string best;
-  int64_t best_score = -1;
+  int64_t best_points = -1;
   for (const auto& f : files) {
     model::Coefficients c;
     try {
@@ -34,10 +74,9 @@ std::string find_prior(const std::string& model, const std::string& gpu, const s
     } catch (const Error&) {
       continue;  // not a coefficient file (or a broken one): never a prior
     }
-    if (c.model != model || c.gpu != gpu) continue;
-    const int64_t score = (c.tier == tier ? 1000000 : 0) + c.points;
-    if (score > best_score) {
-      best_score = score;
+    if (!prior_refusal(c, judged).empty()) continue;
+    if (c.points > best_points) {
+      best_points = c.points;
       best = f.string();
     }
   }
@@ -73,7 +112,7 @@ FitInput load_fit_input(const FitInputOptions& o, const std::string& tool_versio
   in.options.records_file = measurements_label(o);
   in.options.prior_rel_sigma = o.prior_sigma;
   std::string prior = o.prior;
-  if (prior == "auto") prior = find_prior(in.records.front().model, in.records.front().gpu, in.records.front().tier);
+  if (prior == "auto") prior = find_prior(in.records);
   if (!prior.empty() && prior != "none") {
     in.options.prior = load_coefficients(prior);
     in.options.prior_name = prior;

@@ -18,8 +18,7 @@ struct FitInputOptions {
   std::string loss = "none";
   double loss_scale = 0.05;
   std::string residuals = "relative";
-  // "auto": the shipped coefficient file of the same model and GPU (same tier first) under
-  // scenarios/coefficients/ ($STEPCAST_COEFFICIENTS_DIR overrides), if any; "none"; or a path.
+  // "auto": find_prior's choice, if any; "none"; or a path.
   std::string prior = "auto";
   double prior_sigma = 0.5;
 };
@@ -33,7 +32,23 @@ struct FitInput {
 FitInput load_fit_input(const FitInputOptions& o, const std::string& tool_version);
 std::string measurements_label(const FitInputOptions& o);  // the files, comma-separated
 
-// The auto prior's choice for records of this model, GPU and tier: a path, or empty.
-std::string find_prior(const std::string& model, const std::string& gpu, const std::string& tier);
+// A record's identity for provenance: 16 hex digits of FNV-1a over its model, GPU, tier, rows, width,
+// step_s, peak_gib, oom and the fields a writer added. The same measurement read again gives the same
+// fingerprint; any other measurement almost surely (2^-64) does not.
+std::string record_fingerprint(const calibrate::Record& r);
+// The fingerprints of the records given to a fit, sorted, unique, space-separated: what `calibrate` writes
+// as a coefficient file's `fitted_records`.
+std::string record_fingerprints(const std::vector<calibrate::Record>& records);
+
+// Why coefficient file `c` must not be the auto prior when fitting or validating `judged`, or empty when it
+// may: it must be of the records' model, GPU and tier, list the records it was fitted on, and share none
+// of them with `judged` (a prior fitted on the records it judges makes held-out errors look better than
+// they are).
+std::string prior_refusal(const model::Coefficients& c, const std::vector<calibrate::Record>& judged);
+
+// The auto prior for `judged`: of the coefficient files under scenarios/coefficients/
+// ($STEPCAST_COEFFICIENTS_DIR overrides) that prior_refusal accepts, the one fitted on most points; a path,
+// or empty.
+std::string find_prior(const std::vector<calibrate::Record>& judged);
 
 }  // namespace stepcast::io

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 #include "io/document.hpp"
 #include "model/errors.hpp"
@@ -187,18 +188,104 @@ model::ModelShape load_model_config(const std::string& path) {
   return shape;
 }
 
-std::string resolve_model_path(const std::string& name_or_path) {
-  if (fs::exists(name_or_path)) return name_or_path;
+namespace {
+
+// The local Hugging Face hub cache, as huggingface_hub finds it: $HF_HUB_CACHE, else $HF_HOME/hub, else
+// $XDG_CACHE_HOME/huggingface/hub, else ~/.cache/huggingface/hub.
+fs::path hf_hub_cache() {
+  auto env = [](const char* name) -> std::string {
+    const char* v = std::getenv(name);
+    return v != nullptr ? v : "";
+  };
+  if (!env("HF_HUB_CACHE").empty()) return env("HF_HUB_CACHE");
+  if (!env("HF_HOME").empty()) return fs::path(env("HF_HOME")) / "hub";
+  if (!env("XDG_CACHE_HOME").empty()) return fs::path(env("XDG_CACHE_HOME")) / "huggingface" / "hub";
+  return fs::path(env("HOME")) / ".cache" / "huggingface" / "hub";
+}
+
+// `org/name`: one slash between two non-empty parts, neither "." nor "..".
+bool is_repo_id(const std::string& s) {
+  const size_t slash = s.find('/');
+  if (slash == std::string::npos || slash == 0 || slash + 1 == s.size() || s.find('/', slash + 1) != std::string::npos)
+    return false;
+  const std::string org = s.substr(0, slash), name = s.substr(slash + 1);
+  return org != "." && org != ".." && name != "." && name != "..";
+}
+
+// models--org--name/snapshots/<rev>/config.json: the revision refs/main names, else the snapshot most
+// recently written that holds a config.json. Empty when there is none.
+std::string config_in_hf_cache(const fs::path& repo_dir) {
+  std::error_code ec;
+  const fs::path snapshots = repo_dir / "snapshots";
+  std::ifstream main_ref(repo_dir / "refs" / "main");
+  std::string revision;
+  if (main_ref >> revision && fs::exists(snapshots / revision / "config.json", ec))
+    return (snapshots / revision / "config.json").string();
+  fs::path newest;
+  fs::file_time_type newest_time{};
+  for (const auto& e : fs::directory_iterator(snapshots, ec)) {
+    const fs::path config = e.path() / "config.json";
+    if (!fs::exists(config, ec)) continue;
+    const auto t = fs::last_write_time(config, ec);
+    if (newest.empty() || t > newest_time) {
+      newest = config;
+      newest_time = t;
+    }
+  }
+  return newest.string();
+}
+
+fs::path models_dir() {
   const char* env = std::getenv("STEPCAST_MODELS_DIR");
-  const fs::path dir = env != nullptr ? fs::path(env) : fs::path(STEPCAST_MODELS_DIR);
+  return env != nullptr ? fs::path(env) : fs::path(STEPCAST_MODELS_DIR);
+}
+
+}  // namespace
+
+std::string resolve_model_path(const std::string& name_or_path) {
+  std::error_code ec;
+  if (fs::is_directory(name_or_path, ec)) {
+    const fs::path config = fs::path(name_or_path) / "config.json";
+    if (fs::exists(config, ec)) return config.string();
+    throw InputError("model '" + name_or_path + "': a directory without a config.json. Violated constraint: a model "
+                     "directory holds the Hugging Face config.json");
+  }
+  if (fs::exists(name_or_path, ec)) return name_or_path;
+  const fs::path dir = models_dir();
   for (const fs::path& candidate : {dir / name_or_path, dir / (name_or_path + ".json")})
-    if (fs::exists(candidate)) return candidate.string();
-  throw InputError("model '" + name_or_path + "': no such file, and no " + (dir / (name_or_path + ".json")).string() +
-                   ". Violated constraint: a config.json path or a name under " + dir.string());
+    if (fs::is_regular_file(candidate, ec)) return candidate.string();
+  if (is_repo_id(name_or_path)) {
+    const size_t slash = name_or_path.find('/');
+    const fs::path repo_dir = hf_hub_cache() / ("models--" + name_or_path.substr(0, slash) + "--" + name_or_path.substr(slash + 1));
+    const std::string config = config_in_hf_cache(repo_dir);
+    if (!config.empty()) return config;
+    throw InputError("model '" + name_or_path + "': not in the local Hugging Face cache (no " +
+                     (repo_dir / "snapshots" / "<revision>" / "config.json").string() +
+                     "; the cache is $HF_HUB_CACHE, else $HF_HOME/hub, else ~/.cache/huggingface/hub). Violated "
+                     "constraint: a config.json path, a model directory, a name under " + dir.string() +
+                     ", or an org/name already downloaded (huggingface-cli download " + name_or_path + " config.json)");
+  }
+  throw InputError("model '" + name_or_path + "': no such file or directory, and no " + (dir / (name_or_path + ".json")).string() +
+                   ". Violated constraint: a config.json path, a model directory, a name under " + dir.string() +
+                   ", or an org/name in the local Hugging Face cache");
+}
+
+// A model's name is its file's stem, except that a config.json takes its directory's name, and an org/name
+// from the cache its name (a snapshot directory is named by a commit hash).
+std::string model_name(const std::string& name_or_path, const std::string& resolved) {
+  std::error_code ec;
+  if (!fs::exists(name_or_path, ec) && is_repo_id(name_or_path)) return name_or_path.substr(name_or_path.find('/') + 1);
+  const fs::path p(resolved);
+  if (p.filename() != "config.json") return p.stem().string();
+  const fs::path parent = fs::absolute(p, ec).parent_path();
+  return parent.filename().string();
 }
 
 model::ModelShape load_model(const std::string& name_or_path) {
-  return load_model_config(resolve_model_path(name_or_path));
+  const std::string path = resolve_model_path(name_or_path);
+  model::ModelShape shape = load_model_config(path);
+  shape.name = model_name(name_or_path, path);
+  return shape;
 }
 
 }  // namespace stepcast::io

@@ -101,7 +101,9 @@ void read_corpus(MapReader& top, Scenario& s, Diagnostics& d) {
   MapReader c = top.child("corpus");
   const int sources = (c.has("file") ? 1 : 0) + (c.has("synthetic") ? 1 : 0) + (c.has("histogram") ? 1 : 0);
   if (sources != 1) c.problem("corpus: exactly one of 'file', 'synthetic' or 'histogram' is required");
-  if (c.read("file", s.corpus.file, false)) s.corpus.file = resolve_beside(s.path, s.corpus.file);
+  if (c.read("file", s.corpus.file, false) && s.corpus.file != "-") s.corpus.file = resolve_beside(s.path, s.corpus.file);
+  if (c.read("length_field", s.corpus.options.length_field, false) && s.corpus.file.empty())
+    c.problem(c.node("length_field"), "corpus.length_field without corpus.file. Violated constraint: it names a field of a file");
   if (c.has("synthetic")) {
     MapReader syn = c.child("synthetic");
     s.corpus.synthetic = read_synthetic(syn, d);
@@ -148,14 +150,20 @@ void read_baseline(MapReader& top, Scenario& s) {
   b.read("max_length", s.baseline.max_length, true, 1);
   b.read("bucket_size", s.baseline.bucket_size, false, 1);
   if (b.read("seed", seed, false, 0)) s.baseline.seed = static_cast<uint64_t>(seed);
-  if (b.read("pad_to_multiple_of", s.baseline.pad_to_multiple_of, false, 1))
-    check_pad_multiple(b, b.node("pad_to_multiple_of"), "baseline.pad_to_multiple_of", s.baseline.pad_to_multiple_of);
-  if (s.baseline.max_length > INT32_MAX) b.problem("baseline.max_length. Violated constraint: <= 2147483647");
-  else if (s.baseline.pad_to_multiple_of <= planner::kMaxPadToMultipleOf &&
-           planner::round_up_width(s.baseline.max_length, s.baseline.pad_to_multiple_of) > INT32_MAX)
-    b.problem("baseline.max_length rounded up to pad_to_multiple_of. Violated constraint: <= 2147483647");
+  b.read("pad_to_multiple_of", s.baseline.pad_to_multiple_of, false, 1);
+  for (const auto& p : planner::batching_problems(s.baseline, planner::Naming::keys, "baseline.")) b.problem(p);
   b.finish();
 }
+
+}  // namespace
+
+void add_cold_start(Scenario& s) {
+  if (s.cold_start_s > 0) return;
+  s.cold_start_s = kColdKernelCacheS;
+  s.run.startup_s += kColdKernelCacheS;
+}
+
+namespace {
 
 void read_run(MapReader& top, Scenario& s) {
   MapReader r = top.child("run");
@@ -170,6 +178,8 @@ void read_run(MapReader& top, Scenario& s) {
   r.read("eval_every_steps", s.run.eval_every_steps, false, 0);
   read_non_negative(r, "eval_s", s.run.eval_s, false);
   read_non_negative(r, "startup_s", s.run.startup_s, true);
+  bool cold_start = false;
+  if (r.read("cold_start", cold_start, false) && cold_start) add_cold_start(s);
   r.finish();
 }
 

@@ -9,10 +9,13 @@
 //   predictor: {width_quadratic: {step_s_per_token, step_s_per_token_width, step_s_fixed,
 //                                 masked_step_factor, peak_gib_fixed, peak_gib_per_token}}
 //   gpu: {name: NVIDIA H200, memory_gib: 139.8}
-//   corpus: {file: corpora/x.txt}            # or synthetic: {...} or histogram: {seed, bins: [{length, count}]}
+//   corpus: {file: corpora/x.txt, length_field: n}  # or synthetic: {...} or histogram: {seed, bins: [{length, count}]}
+//                                            # (file: lengths, CSV or JSON Lines, optionally .gz; io/corpus_io.hpp)
 //   baseline: {policy, micro_batch, accumulation, max_length, bucket_size, seed, pad_to_multiple_of}
-//   run: {epochs, optimizer_step_s, checkpoint_every_steps, checkpoint_save_s, eval_every_steps, eval_s, startup_s}
-//        (optimizer_step_s absent: the predictor's calibrated optimizer step)
+//   run: {epochs, optimizer_step_s, checkpoint_every_steps, checkpoint_save_s, eval_every_steps, eval_s, startup_s,
+//         cold_start}
+//        (optimizer_step_s absent: the predictor's calibrated optimizer step; cold_start: true adds
+//         kColdKernelCacheS to startup_s)
 //   window_hours: 13.9
 //   memory_cap_gib: 120                       # optional
 //   sweep: {policies, micro_batches, max_lengths, bucket_sizes, pad_to_multiples, top}
@@ -20,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "io/corpus_io.hpp"
 #include "planner/batching.hpp"
 #include "planner/corpus.hpp"
 #include "planner/simulate.hpp"
@@ -33,7 +37,14 @@ struct CorpusSource {
   std::optional<planner::SyntheticSpec> synthetic;
   std::vector<planner::HistogramBin> histogram;
   uint64_t histogram_seed = 0;
+  CorpusOptions options;  // how to read `file` (its length field)
 };
+
+// A fresh machine's one-off while the driver JIT-compiles PTX into an empty ~/.nv/ComputeCache, seconds:
+// measured for transformers 5.17 + peft 0.21 training Gemma-4 26B-A4B on one H200 (docs/host.md, section 3:
+// 42.19 s cold against 25.33 s warm for the same run, 16.9 s; 18.4 s on another machine). Other stacks
+// compile other kernels: measure yours the same way before relying on it.
+inline constexpr double kColdKernelCacheS = 17.0;
 
 struct Scenario {
   std::string path;
@@ -47,10 +58,14 @@ struct Scenario {
   planner::BatchingSpec baseline;
   planner::RunSpec run;
   std::string optimizer_step_source;  // who gave run.optimizer_step_s (empty when unset: the predictor's)
+  double cold_start_s = 0;            // included in run.startup_s: kColdKernelCacheS when cold, else 0
   planner::SweepSpec sweep;
 };
 
 Scenario load_scenario(const std::string& path);
+
+// A cold machine (run.cold_start: true, or plan --cold-start): adds kColdKernelCacheS to run.startup_s, once.
+void add_cold_start(Scenario& s);
 
 // `relative` resolved against the folder of `file` (absolute paths stay as they are).
 std::string resolve_beside(const std::string& file, const std::string& relative);

@@ -32,6 +32,7 @@ struct Coefficients {
   std::string loss = "none";   // robust loss of the fit: none, huber, cauchy
   int64_t lora_rank = 16;
   std::string prior;           // the coefficient file the fit was regularised toward; empty = none
+  std::string fitted_records;  // fingerprints of the records fitted (io/fit_input.hpp); empty = not recorded
   // The fit.
   std::array<Term, kStepTerms> step{};
   std::array<Term, kMemoryTerms> memory{};

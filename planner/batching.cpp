@@ -168,12 +168,34 @@ void Schedule::fill(int64_t b, model::MicroBatch& out) const {
     for (int64_t r : out.rows) out.sum_doc_len_sq += static_cast<double>(r) * static_cast<double>(r);
 }
 
+std::vector<std::string> batching_problems(const BatchingSpec& spec, Naming naming, const std::string& prefix) {
+  const auto name = [&](std::string key) {
+    if (naming == Naming::keys) return prefix + key;
+    std::replace(key.begin(), key.end(), '_', '-');
+    return "--" + key;
+  };
+  std::vector<std::string> out;
+  const auto at_least_one = [&](const char* key, int64_t v) {
+    if (v < 1) out.push_back(name(key) + " = " + std::to_string(v) + ". Violated constraint: >= 1");
+  };
+  at_least_one("micro_batch", spec.micro_batch);
+  at_least_one("max_length", spec.max_length);
+  at_least_one("bucket_size", spec.bucket_size);
+  at_least_one("pad_to_multiple_of", spec.pad_to_multiple_of);
+  if (spec.max_length > INT32_MAX)
+    out.push_back(name("max_length") + " = " + std::to_string(spec.max_length) + ". Violated constraint: <= 2147483647");
+  if (spec.pad_to_multiple_of > kMaxPadToMultipleOf)
+    out.push_back(name("pad_to_multiple_of") + " = " + std::to_string(spec.pad_to_multiple_of) +
+                  ". Violated constraint: <= " + std::to_string(kMaxPadToMultipleOf));
+  else if (out.empty() && round_up_width(spec.max_length, spec.pad_to_multiple_of) > INT32_MAX)
+    out.push_back(name("max_length") + " = " + std::to_string(spec.max_length) + " rounded up to a multiple of " +
+                  std::to_string(spec.pad_to_multiple_of) + ". Violated constraint: <= 2147483647");
+  return out;
+}
+
 Schedule build_schedule(const Corpus& corpus, const BatchingSpec& spec) {
-  if (spec.micro_batch < 1 || spec.max_length < 1 || spec.bucket_size < 1 || spec.pad_to_multiple_of < 1 ||
-      spec.pad_to_multiple_of > kMaxPadToMultipleOf || round_up_width(spec.max_length, spec.pad_to_multiple_of) > INT32_MAX)
-    throw std::invalid_argument(
-        "build_schedule: micro_batch, max_length, bucket_size and pad_to_multiple_of must be positive, the padded "
-        "max_length <= 2147483647");
+  if (const auto problems = batching_problems(spec); !problems.empty())
+    throw std::invalid_argument("build_schedule: " + problems.front());
   Schedule s;
   std::vector<int32_t> lengths;
   s.truncated = truncate(corpus, static_cast<int32_t>(spec.max_length), lengths);

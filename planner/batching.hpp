@@ -52,6 +52,15 @@ struct BatchingSpec {
 // multiple beyond 65,536 tokens is surely a typo.
 constexpr int64_t kMaxPadToMultipleOf = 65536;
 
+// Every way `spec` breaks the limits above (rows, max_length, bucket size >= 1; pad_to_multiple_of in
+// [1, kMaxPadToMultipleOf]; max_length rounded up to it fits a 32-bit width), each as "<name> = <value>.
+// Violated constraint: ...". Names are scenario keys after `prefix` ("baseline.max_length") or, with
+// Naming::flags, command-line flags ("--max-length"). Empty: valid. Every reader of a BatchingSpec (scenario,
+// command line, harness) and build_schedule call this one rule.
+enum class Naming { keys, flags };
+std::vector<std::string> batching_problems(const BatchingSpec& spec, Naming naming = Naming::keys,
+                                           const std::string& prefix = "");
+
 // `width` rounded up to a multiple of `multiple` (>= 1).
 inline int64_t round_up_width(int64_t width, int64_t multiple) {
   return (width + multiple - 1) / multiple * multiple;

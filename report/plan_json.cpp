@@ -74,6 +74,7 @@ nlohmann::json plan_json(const PlanOutput& o) {
   j["predictor"] = o.predictor;
   j["gpu"] = {{"name", o.gpu_name}, {"memory_gib", o.gpu_memory_gib}, {"memory_cap_gib", o.memory_cap_gib}};
   j["window_hours"] = o.window_hours;
+  j["cold_start_s"] = o.cold_start_s;
   j["baseline"] = one_plan_json(r.baseline, o);
   j["ranking_rule"] = planner::ranking_rule();
   j["recommendations"] = nlohmann::json::array();

@@ -23,6 +23,7 @@ struct PlanOutput {
   double memory_cap_gib = 0;           // 0: none
   double window_hours = 0;             // 0: none
   std::string optimizer_step_source;   // who gave the optimizer step when the scenario or a flag did
+  double cold_start_s = 0;             // the cold kernel cache's one-off inside start-up (--cold-start), 0: none
   const planner::Corpus* corpus = nullptr;
   std::string corpus_source;           // a file name, "synthetic (seed 7)", ...
   std::string predictor;               // what predicts a micro-batch, in words

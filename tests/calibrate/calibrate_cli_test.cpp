@@ -3,13 +3,16 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <fstream>
 
 #include "catch.hpp"
 #include "cli_runner.hpp"
 #include "temp_file.hpp"
 
 using stepcast::testing::run_cli;
+using stepcast::testing::slurp;
 using stepcast::testing::TempFile;
+using Catch::Matchers::Contains;
 
 namespace {
 const std::string kSeed = std::string(STEPCAST_SCENARIOS) + "/measurements/seed-sm120.jsonl";
@@ -133,28 +136,40 @@ TEST_CASE("validate: k-fold and leave-one-out, and a bar", "[cli]") {
   CHECK(r.err.find("MAPE") != std::string::npos);
 }
 
-TEST_CASE("the auto prior picks the shipped file of the same model and GPU and says so", "[cli][prior]") {
+TEST_CASE("the auto prior takes a file of the same model, GPU and tier not fitted on the records judged",
+          "[cli][prior]") {
   const auto dir = std::filesystem::temp_directory_path() / ("stepcast_priors_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const std::string prior = (dir / "seed-prior.yaml").string();
   REQUIRE(run_cli("calibrate --measurements " + kSeed + " --prior none --out " + prior).exit_code == 0);
+  CHECK_THAT(slurp(prior), Contains("fitted_records: "));  // the provenance the rule reads
   std::filesystem::copy_file(kSeed, dir / "not-coefficients.yaml");  // not a coefficient file: skipped
   const std::string env = "STEPCAST_COEFFICIENTS_DIR=" + dir.string() + " ";
-  TempFile two(std::string(R"({"model": "gemma-4-26b-a4b", "gpu": "NVIDIA RTX PRO 6000 Blackwell", "tier": "t", "rows": [4096, 4096], "width": 4096, "step_s": 4.4})") +
-                   "\n" +
-                   R"({"model": "gemma-4-26b-a4b", "gpu": "NVIDIA RTX PRO 6000 Blackwell", "tier": "t", "rows": [8192, 8192], "width": 8192, "step_s": 11.6})" +
-                   "\n",
-               ".jsonl");
+  auto records = [](const std::string& tier) {
+    return std::string(R"({"model": "gemma-4-26b-a4b", "gpu": "NVIDIA RTX PRO 6000 Blackwell", "tier": ")") + tier +
+           R"(", "rows": [4096, 4096], "width": 4096, "step_s": 4.4})" + "\n" +
+           R"({"model": "gemma-4-26b-a4b", "gpu": "NVIDIA RTX PRO 6000 Blackwell", "tier": ")" + tier +
+           R"(", "rows": [8192, 8192], "width": 8192, "step_s": 11.6})" + "\n";
+  };
+  TempFile same_tier(records("hf-sdpa-efficient-sm80/loop"), ".jsonl");
+  TempFile other_tier(records("t"), ".jsonl");
   // run_cli prefixes the executable; the environment goes through /bin/sh's `env`.
-  auto r = run_cli("--version >/dev/null; " + env + std::string(STEPCAST_EXE) + " calibrate --measurements " + two.path() +
-                   " --format json");
-  REQUIRE(r.exit_code == 0);
-  const auto j = nlohmann::json::parse(r.out);
-  CHECK(j["coefficients"]["prior"] == prior);
-  CHECK(j["coefficients"]["step"]["gemm_s_per_tflop"]["reason"].get<std::string>().find("prior") != std::string::npos);
-  r = run_cli("--version >/dev/null; " + env + std::string(STEPCAST_EXE) + " calibrate --measurements " + two.path() +
-              " --prior none --format json");
-  REQUIRE(r.exit_code == 0);
-  CHECK(nlohmann::json::parse(r.out)["coefficients"]["prior"] == "");
+  auto prior_of = [&](const std::string& args) {
+    const auto r = run_cli("--version >/dev/null; " + env + std::string(STEPCAST_EXE) + " " + args + " --format json");
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    return nlohmann::json::parse(r.out)["coefficients"]["prior"].get<std::string>();
+  };
+  CHECK(prior_of("calibrate --measurements " + same_tier.path()) == prior);
+  CHECK(prior_of("calibrate --measurements " + same_tier.path() + " --prior none") == "");
+  CHECK(prior_of("calibrate --measurements " + other_tier.path()) == "");  // another tier's file: never
+  CHECK(prior_of("calibrate --measurements " + kSeed) == "");              // fitted on these very records
+  CHECK(prior_of("calibrate --measurements " + kSeed + " " + same_tier.path()) == "");  // on some of them
+  // A file that does not list its records cannot show it was not fitted on these: skipped.
+  std::string text = slurp(prior);
+  const auto at = text.find("fitted_records: ");
+  text.erase(at, text.find('\n', at) - at + 1);
+  std::ofstream(prior) << text;
+  CHECK(prior_of("calibrate --measurements " + same_tier.path()) == "");
   std::filesystem::remove_all(dir);
 }

@@ -133,3 +133,49 @@ TEST_CASE("bad pad multiples are reported with positions", "[planner][scenario_i
   CHECK_THAT(q, Contains("baseline.pad_to_multiple_of = 65537. Violated constraint: <= 65536"));
   CHECK_THAT(q, Contains("sweep.pad_to_multiples[0] = 100000. Violated constraint: <= 65536"));
 }
+
+namespace {
+
+std::string with(std::string text, const std::string& from, const std::string& to) {
+  const auto at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), to);
+}
+
+}  // namespace
+
+TEST_CASE("run.cold_start adds the measured cold-cache one-off to start-up, once", "[scenario_io][cold_start]") {
+  TempFile warm(kGood, ".yaml");
+  TempFile cold(with(kGood, "startup_s: 60", "startup_s: 60, cold_start: true"), ".yaml");
+  TempFile off(with(kGood, "startup_s: 60", "startup_s: 60, cold_start: false"), ".yaml");
+  const auto w = stepcast::io::load_scenario(warm.path());
+  auto c = stepcast::io::load_scenario(cold.path());
+  CHECK(w.cold_start_s == 0);
+  CHECK(w.run.startup_s == 60);
+  CHECK(stepcast::io::load_scenario(off.path()).run.startup_s == 60);
+  CHECK(c.cold_start_s == stepcast::io::kColdKernelCacheS);
+  CHECK(c.run.startup_s == 60 + stepcast::io::kColdKernelCacheS);
+  stepcast::io::add_cold_start(c);  // --cold-start on a scenario that already says so: not twice
+  CHECK(c.run.startup_s == 60 + stepcast::io::kColdKernelCacheS);
+  CHECK_THAT(problems_of(with(kGood, "startup_s: 60", "startup_s: 60, cold_start: yes please")),
+             Contains("run.cold_start"));
+}
+
+TEST_CASE("corpus.length_field names a file's field; stdin stays '-'", "[scenario_io][corpus]") {
+  TempFile jsonl(with(kGood, R"(  histogram:
+    seed: 3
+    bins: [{length: 100, count: 5}, {length: 300, count: 2}])",
+                      "  file: corpora/chats.jsonl.gz\n  length_field: n_tokens"),
+                 ".yaml");
+  const auto s = stepcast::io::load_scenario(jsonl.path());
+  CHECK(s.corpus.options.length_field == "n_tokens");
+  CHECK(s.corpus.file == stepcast::io::resolve_beside(jsonl.path(), "corpora/chats.jsonl.gz"));
+  TempFile piped(with(kGood, R"(  histogram:
+    seed: 3
+    bins: [{length: 100, count: 5}, {length: 300, count: 2}])",
+                      "  file: '-'"),
+                 ".yaml");
+  CHECK(stepcast::io::load_scenario(piped.path()).corpus.file == "-");
+  CHECK_THAT(problems_of(with(kGood, "corpus:\n", "corpus:\n  length_field: n\n")),
+             Contains(":7:17: corpus.length_field without corpus.file"));
+}

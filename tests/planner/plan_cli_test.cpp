@@ -153,12 +153,17 @@ TEST_CASE("the HTML report is one self-contained file with five SVG charts", "[p
   CHECK_THAT(page, !Contains("src="));
 }
 
-// The README's first command. The numbers follow the harness's H200 coefficients (refits move them),
-// so this checks what does not depend on them and the plan's own consistency.
+// The README's first command. The numbers follow the transformers + peft H200 coefficients (refits move
+// them), so this checks what does not depend on them and the plan's own consistency.
 TEST_CASE("the default H200 scenario plans, with only feasible recommendations", "[planner][cli][default]") {
   const auto j = plan_json(STEPCAST_SCENARIOS "/h200-gemma-4-26b-a4b.yaml");
-  CHECK_THAT(j["predictor"].get<std::string>(), Contains("StepModel gemma-4-26b-a4b on NVIDIA H200"));
+  CHECK_THAT(j["predictor"].get<std::string>(), Contains("StepModel gemma-4-26b-a4b on NVIDIA H200, tier hf-peft/"));
   const auto& b = j["baseline"];
+  // One coherent calibration: every cost of a real run is charged, none reads 0.
+  CHECK(b["first_seen_s"].get<double>() > 0);
+  CHECK(b["run_start_s"].get<double>() > 0);
+  CHECK(b["optimizer_step_s"].get<double>() > 0);
+  CHECK(b["host_bound_micro_batches"].get<int64_t>() > 0);
   CHECK(std::round(1000 * b["padding_fraction"].get<double>()) == 299);  // the same corpus and round-1 policy
   CHECK(b["fits_memory"] == (b["peak_gib"].get<double>() <= 139.8));
   CHECK(b["out_of_memory"].is_null() == b["fits_memory"].get<bool>());
