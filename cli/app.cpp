@@ -2,19 +2,26 @@
 
 #include <iostream>
 
-#include "model/errors.hpp"
+#include <unistd.h>
 
-#ifndef STEPCAST_VERSION
-#define STEPCAST_VERSION "dev"
-#endif
+#include "model/errors.hpp"
+#include "report/build_info.hpp"
 
 namespace stepcast::cli {
 
-void add_format_option(CLI::App* command, Format& format) {
-  command->add_option("--format", format, "Output format: text (for people) or json (for scripts)")
-      ->transform(CLI::CheckedTransformer(std::map<std::string, Format>{{"text", Format::text}, {"json", Format::json}},
-                                          CLI::ignore_case))
+void add_format_option(CLI::App* command, Format& format, bool has_table) {
+  std::map<std::string, Format> formats{{"text", Format::text}, {"json", Format::json}};
+  if (has_table) formats["csv"] = Format::csv;
+  command->add_option("--format", format,
+                      has_table ? "Output format: text (for people), json (for scripts) or csv (the table, for spreadsheets)"
+                                : "Output format: text (for people) or json (for scripts)")
+      ->transform(CLI::CheckedTransformer(formats, CLI::ignore_case))
       ->default_str("text");
+}
+
+ProgressStyle progress_style(bool forced) {
+  if (::isatty(STDERR_FILENO)) return ProgressStyle::in_place;
+  return forced ? ProgressStyle::lines : ProgressStyle::none;
 }
 
 int parse_and_run(CLI::App& app, int argc, char** argv) {
@@ -51,7 +58,7 @@ int run(int argc, char** argv) {
                "model's shape, the corpus's sequence-length mix, padding and kernel tier; calibrated on\n"
                "measurements of the real model on a real GPU.",
                "stepcast"};
-  app.set_version_flag("--version", std::string("stepcast ") + STEPCAST_VERSION);
+  app.set_version_flag("--version", report::version_text(), "Print the version, the git commit and the build's features");
   app.require_subcommand(1);
   app.fallthrough(false);
   add_describe_command(app);

@@ -7,10 +7,15 @@
 
 namespace stepcast::cli {
 
-enum class Format { text, json };
+enum class Format { text, json, csv };
 
-// Adds `--format text|json` to a subcommand.
-void add_format_option(CLI::App* command, Format& format);
+// Adds `--format text|json` to a subcommand, and csv where its output is a table (report/csv.hpp).
+void add_format_option(CLI::App* command, Format& format, bool has_table = false);
+
+// Progress lines go to stderr on a terminal only (rewritten in place with \r); `--progress` forces them,
+// one line each, for logs that want them (a CI log never gets \r).
+enum class ProgressStyle { none, in_place, lines };
+ProgressStyle progress_style(bool forced);
 
 // Each subcommand lives in its own file (cli/cmd_*.cpp) and registers itself here.
 void add_describe_command(CLI::App& app);

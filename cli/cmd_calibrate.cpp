@@ -12,6 +12,7 @@
 #include "io/fit_input.hpp"
 #include "io/coefficients_io.hpp"
 #include "report/format.hpp"
+#include "report/json_output.hpp"
 #include "model/errors.hpp"
 
 #ifndef STEPCAST_VERSION
@@ -121,7 +122,7 @@ void add_calibrate_command(CLI::App& app) {
     report.coefficients.fitted_records = io::record_fingerprints(in.records);  // provenance for --prior auto
     if (!o->out.empty()) save_coefficients(o->out, report.coefficients);
     if (o->format == Format::json)
-      std::cout << report_json(report, o->out).dump(2) << "\n";
+      report::print_json(std::cout, "calibrate", report_json(report, o->out));
     else
       print_text(report, measurements_label(o->input), o->out, std::cout);
   });

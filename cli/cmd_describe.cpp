@@ -6,10 +6,13 @@
 #include <sstream>
 
 #include "cli/app.hpp"
+#include "report/csv.hpp"
 #include "report/format.hpp"
+#include "report/json_output.hpp"
 #include "io/model_config.hpp"
 #include "model/counts.hpp"
 #include "model/errors.hpp"
+#include "model/modules.hpp"
 
 namespace stepcast::cli {
 
@@ -140,6 +143,33 @@ void print_text(const nlohmann::json& j, std::ostream& out) {
   }
 }
 
+std::string kind_name(model::ModuleKind k) {
+  switch (k) {
+    case model::ModuleKind::embedding: return "embedding";
+    case model::ModuleKind::lm_head: return "lm_head";
+    case model::ModuleKind::linear: return "linear";
+    case model::ModuleKind::experts: return "experts";
+    case model::ModuleKind::router: return "router";
+    case model::ModuleKind::norm: return "norm";
+    case model::ModuleKind::scale: return "scale";
+  }
+  return "?";
+}
+
+// --format csv: one row per parameter tensor, and whether LoRA wraps it.
+report::Table modules_table(const model::ModelShape& shape, const DescribeOptions& o) {
+  const std::set<std::string> targets(o.lora_targets.begin(), o.lora_targets.end());
+  report::Table t;
+  t.columns = {"name", "short_name", "kind", "component", "layer", "in_features", "out_features", "copies", "params",
+               "lora_target"};
+  for (const auto& m : model::expand_modules(shape))
+    t.rows.push_back({m.name, m.short_name, kind_name(m.kind), model::component_name(m.component), std::to_string(m.layer),
+                      std::to_string(m.in_features), std::to_string(m.out_features), std::to_string(m.copies),
+                      std::to_string(m.params()),
+                      m.kind == model::ModuleKind::linear && targets.count(m.short_name) > 0 ? "true" : "false"});
+  return t;
+}
+
 }  // namespace
 
 void add_describe_command(CLI::App& app) {
@@ -149,6 +179,7 @@ void add_describe_command(CLI::App& app) {
       "Examples:\n"
       "  stepcast describe --model gemma-4-26b-a4b\n"
       "  stepcast describe --model path/to/config.json --lora-targets q_proj,v_proj --lora-rank 8 --format json\n"
+      "  stepcast describe --model gemma-4-26b-a4b --format csv   (one row per parameter tensor)\n"
       "The model is a Hugging Face config.json path or a name under scenarios/models/.");
   cmd->add_option("--model", opts->model, "config.json path, or a model name under scenarios/models/")->required();
   cmd->add_option("--lora-targets", opts->lora_targets, "Comma-separated nn.Linear short names that LoRA wraps")
@@ -160,13 +191,15 @@ void add_describe_command(CLI::App& app) {
   cmd->add_option("--width", opts->width, "Width (tokens per row) at which to show attention-score FLOPs")
       ->check(CLI::PositiveNumber)
       ->default_str("4096");
-  add_format_option(cmd, opts->format);
+  add_format_option(cmd, opts->format, true);
   cmd->callback([opts]() {
     const model::ModelShape shape = load_model(opts->model);
     check_targets(shape, model::plan_lora(shape, opts->lora_targets, opts->lora_rank));
     const nlohmann::json j = describe_json(shape, *opts);
     if (opts->format == Format::json) {
-      std::cout << j.dump(2) << "\n";
+      report::print_json(std::cout, "describe", j);
+    } else if (opts->format == Format::csv) {
+      report::write_csv(std::cout, modules_table(shape, *opts));
     } else {
       print_text(j, std::cout);
     }

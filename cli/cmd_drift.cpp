@@ -2,13 +2,16 @@
 // off the prediction by more than --tolerance (relative), exit 0 otherwise. No Ceres needed.
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 
 #include "calibrate/records.hpp"
 #include "cli/app.hpp"
 #include "io/coefficients_io.hpp"
+#include "report/csv.hpp"
 #include "report/format.hpp"
+#include "report/json_output.hpp"
 #include "io/model_config.hpp"
 #include "model/errors.hpp"
 #include "model/step_model.hpp"
@@ -29,37 +32,93 @@ struct DriftOptions {
   Format format = Format::text;
 };
 
-struct Finding {
+// One quantity of one record held against the prediction.
+struct Comparison {
   int64_t line = 0;
   std::string what;  // "step_s", "peak_gib", "oom"
   double measured = 0, predicted = 0, error_rel = 0;
+  bool drifted = false;
 };
 
-std::vector<Finding> check(const model::StepModel& m, const std::vector<calibrate::Record>& records, double tol,
-                           int64_t& checked) {
-  std::vector<Finding> out;
+std::vector<Comparison> compare(const model::StepModel& m, const std::vector<calibrate::Record>& records, double tol) {
+  std::vector<Comparison> out;
   for (const auto& r : records) {
     const auto b = calibrate::to_batch(r);
-    ++checked;
     if (r.step_s && !r.oom) {
       const double p = m.step_s(b);
       const double e = (p - *r.step_s) / *r.step_s;
-      if (std::abs(e) > tol) out.push_back({r.line, "step_s", *r.step_s, p, e});
+      out.push_back({r.line, "step_s", *r.step_s, p, e, std::abs(e) > tol});
     }
     if (r.usable_peak() && m.coefficients().peak_points > 0) {
       const double p = m.peak_gib(b);
       const double e = (p - *r.peak_gib) / *r.peak_gib;
-      if (std::abs(e) > tol) out.push_back({r.line, "peak_gib", *r.peak_gib, p, e});
+      out.push_back({r.line, "peak_gib", *r.peak_gib, p, e, std::abs(e) > tol});
     }
     if (r.oom) {
       // An OOM record drifts when the model says the batch fits with room to spare.
       auto it = r.extra.find("capacity_gib");
       const double cap = (it != r.extra.end() && it->is_number()) ? it->get<double>() : model::gpu_info(r.gpu).capacity_gib;
       const double p = m.peak_gib(b);
-      if (cap > 0 && p < cap * (1.0 - tol)) out.push_back({r.line, "oom", cap, p, (p - cap) / cap});
+      if (cap > 0) out.push_back({r.line, "oom", cap, p, (p - cap) / cap, p < cap * (1.0 - tol)});
     }
   }
   return out;
+}
+
+// One check per quantity compared: its largest relative error against the tolerance (for OOM records, how far
+// below the capacity the prediction falls).
+std::vector<report::Check> drift_checks(const std::vector<Comparison>& all, double tol) {
+  std::vector<report::Check> checks;
+  for (const char* what : {"step_s", "peak_gib", "oom"}) {
+    double worst = -1;
+    bool drifted = false;
+    for (const auto& c : all)
+      if (c.what == what) {
+        worst = std::max(worst, c.what == std::string("oom") ? std::max(0.0, -c.error_rel) : std::abs(c.error_rel));
+        drifted = drifted || c.drifted;
+      }
+    if (worst >= 0) checks.push_back({std::string(what) + "_max_error_rel", worst, tol, !drifted});
+  }
+  return checks;
+}
+
+std::string finding_text(const Comparison& f, const DriftOptions& o) {
+  return o.measurements + ":" + std::to_string(f.line) + ": " + f.what + " measured " + fixed(f.measured, 3) +
+         ", predicted " + fixed(f.predicted, 3) + " (" + (f.error_rel >= 0 ? "+" : "") + fixed(f.error_rel * 100, 1) +
+         " %), beyond ±" + fixed(o.tolerance * 100, 1) + " %";
+}
+
+void print_drift(const std::vector<Comparison>& all, int64_t records, const DriftOptions& o) {
+  if (o.format == Format::json) {
+    nlohmann::json j{{"coefficients", o.coefficients},
+                     {"measurements", o.measurements},
+                     {"tolerance", o.tolerance},
+                     {"records", records},
+                     {"checks", report::checks_json(drift_checks(all, o.tolerance))},
+                     {"drifted", nlohmann::json::array()}};
+    for (const auto& f : all)
+      if (f.drifted)
+        j["drifted"].push_back({{"line", f.line},
+                                {"quantity", f.what},
+                                {"measured", f.measured},
+                                {"predicted", f.predicted},
+                                {"error_rel", f.error_rel}});
+    report::print_json(std::cout, "drift", j);
+    return;
+  }
+  if (o.format == Format::csv) {
+    report::Table t{{"line", "quantity", "measured", "predicted", "error_rel", "drifted"}, {}};
+    for (const auto& f : all)
+      t.rows.push_back({std::to_string(f.line), f.what, report::csv_number(f.measured), report::csv_number(f.predicted),
+                        report::csv_number(f.error_rel), f.drifted ? "true" : "false"});
+    report::write_csv(std::cout, t);
+    return;
+  }
+  const auto drifted = std::count_if(all.begin(), all.end(), [](const Comparison& c) { return c.drifted; });
+  std::cout << records << " records checked against " << o.coefficients << " at ±" << fixed(o.tolerance * 100, 1)
+            << " %: " << drifted << " beyond\n";
+  for (const auto& f : all)
+    if (f.drifted) std::cout << "  " << finding_text(f, o) << "\n";
 }
 
 }  // namespace
@@ -71,7 +130,8 @@ void add_drift_command(CLI::App& app) {
       "Examples:\n"
       "  stepcast drift --coefficients h200.yaml --measurements nightly.jsonl --tolerance 0.10\n"
       "  stepcast drift --coefficients h200.yaml --measurements nightly.jsonl --format json\n"
-      "Exit 0: every record within the tolerance. Exit 1: the file:line of every record beyond it.\n"
+      "Exit 0: every record within the tolerance. Exit 1: the file:line of every record beyond it (on stdout).\n"
+      "JSON: `checks` holds each quantity's largest error against the tolerance; CSV: every comparison.\n"
       "An OOM record drifts when the predicted peak is more than the tolerance below the GPU's capacity.");
   cmd->add_option("--coefficients", o->coefficients, "Coefficient file (YAML) written by calibrate")->required();
   cmd->add_option("--measurements", o->measurements, "Contract-1 records (JSON Lines)")->required();
@@ -79,38 +139,18 @@ void add_drift_command(CLI::App& app) {
   cmd->add_option("--tolerance", o->tolerance, "Largest accepted relative error, e.g. 0.10 for ±10 %")
       ->check(CLI::PositiveNumber)
       ->default_str("0.10");
-  add_format_option(cmd, o->format);
+  add_format_option(cmd, o->format, true);
   cmd->callback([o]() {
     const model::Coefficients c = load_coefficients(o->coefficients);
     const auto records = calibrate::read_records(o->measurements);
     const model::StepModel m(load_model(o->model.empty() ? c.model : o->model), c);
-    int64_t checked = 0;
-    const auto findings = check(m, records, o->tolerance, checked);
-    std::vector<std::string> lines;
-    for (const auto& f : findings)
-      lines.push_back(o->measurements + ":" + std::to_string(f.line) + ": " + f.what + " measured " +
-                      fixed(f.measured, 3) + ", predicted " + fixed(f.predicted, 3) + " (" +
-                      (f.error_rel >= 0 ? "+" : "") + fixed(f.error_rel * 100, 1) + " %), beyond ±" +
-                      fixed(o->tolerance * 100, 1) + " %");
-    if (o->format == Format::json) {
-      nlohmann::json j{{"tolerance", o->tolerance}, {"records", checked}, {"drifted", nlohmann::json::array()}};
-      for (const auto& f : findings)
-        j["drifted"].push_back({{"line", f.line},
-                                {"quantity", f.what},
-                                {"measured", f.measured},
-                                {"predicted", f.predicted},
-                                {"error_rel", f.error_rel}});
-      std::cout << j.dump(2) << "\n";
-    } else {
-      std::cout << checked << " records checked against " << o->coefficients << " at ±" << fixed(o->tolerance * 100, 1)
-                << " %: " << findings.size() << " beyond\n";
-      for (const auto& l : lines) std::cout << "  " << l << "\n";
-    }
-    if (!findings.empty()) {
-      std::string lines_text;
-      for (const auto& l : lines) lines_text += "\n  " + l;
-      throw CheckFailed(std::to_string(findings.size()) + " measurement(s) drifted beyond the tolerance:" + lines_text);
-    }
+    const auto all = compare(m, records, o->tolerance);
+    print_drift(all, static_cast<int64_t>(records.size()), *o);
+    // The list went to stdout (text, JSON or CSV) once; stderr says only why the exit code is 1.
+    const auto drifted = std::count_if(all.begin(), all.end(), [](const Comparison& f) { return f.drifted; });
+    if (drifted > 0)
+      throw CheckFailed(std::to_string(drifted) + " measurement(s) of " + o->measurements + " drifted beyond ±" +
+                        fixed(o->tolerance * 100, 1) + " % (listed on stdout)");
   });
 }
 

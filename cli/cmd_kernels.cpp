@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "cli/app.hpp"
+#include "report/json_output.hpp"
 #include "kernels/report.hpp"
 #include "kernels/trace_reader.hpp"
 #include "model/errors.hpp"
@@ -131,7 +132,7 @@ void run_kernels(const KernelsOptions& o) {
       const nlohmann::json comparison = kernels::to_json(kernels::compare(report, *other));
       for (const auto& [key, value] : comparison.items()) j[key] = value;
     }
-    std::cout << j.dump(2) << "\n";
+    report::print_json(std::cout, "kernels", j);
     return;
   }
   const auto print = [&](const kernels::Report& r) {

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "cli/app.hpp"
+#include "report/json_output.hpp"
 #include "io/corpus_io.hpp"
 #include "io/model_config.hpp"
 #include "harness/device.hpp"
@@ -185,16 +186,14 @@ void run_one_run(const MeasureOptions& o, const model::ModelShape& shape) {
   report_model(model, shape, build.device);
   const harness::RunSummary s = harness::run_recorded(model, corpus, run, dev);
   if (o.format == Format::json) {
-    std::cout << nlohmann::json{{"out", o.out},
+    report::print_json(std::cout, "measure", nlohmann::json{{"out", o.out},
                                 {"run_id", s.id},
                                 {"micro_batches", s.micro_batches},
                                 {"optimizer_steps", s.optimizer_steps},
                                 {"distinct_shapes", s.distinct_shapes},
                                 {"total_s", s.total_s},
                                 {"optimizer_s", s.optimizer_s},
-                                {"gpu", dev.name}}
-                     .dump(2)
-              << "\n";
+                                {"gpu", dev.name}});
   } else {
     std::cout << "run " << s.id << ": " << s.micro_batches << " micro-batches, " << s.optimizer_steps
               << " optimizer steps, " << s.distinct_shapes << " distinct shapes, " << s.total_s << " s (optimizer "
@@ -234,11 +233,10 @@ void run_measure(const MeasureOptions& o) {
   std::unique_ptr<harness::ActivitySource> activity = harness::make_cupti_source();
   const harness::SweepSummary s = harness::run_sweep(model, sweep, dev, activity.get());
   if (o.format == Format::json) {
-    std::cout << nlohmann::json{{"out", o.out},         {"measured", s.measured}, {"skipped", s.skipped},
-                                {"oom", s.oom},         {"failed", s.failed},     {"device_seconds", s.device_seconds},
-                                {"gpu", dev.name}}
-                     .dump(2)
-              << "\n";
+    report::print_json(std::cout, "measure",
+                       nlohmann::json{{"out", o.out},         {"measured", s.measured}, {"skipped", s.skipped},
+                                      {"oom", s.oom},         {"failed", s.failed},     {"device_seconds", s.device_seconds},
+                                      {"gpu", dev.name}});
   } else {
     std::cout << "measured " << s.measured << ", skipped " << s.skipped << " (already in " << o.out << "), oom "
               << s.oom << ", failed " << s.failed << "; sweep time " << s.device_seconds << " s\n";

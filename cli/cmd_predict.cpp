@@ -7,7 +7,9 @@
 #include "calibrate/records.hpp"
 #include "cli/app.hpp"
 #include "io/coefficients_io.hpp"
+#include "report/csv.hpp"
 #include "report/format.hpp"
+#include "report/json_output.hpp"
 #include "io/model_config.hpp"
 #include "model/errors.hpp"
 #include "model/step_model.hpp"
@@ -62,8 +64,16 @@ void run_batch(const model::StepModel& m, const PredictOptions& o) {
   const double step = m.step_s(b);
   const auto sides = m.sides(b);
   const auto table = m.memory_table(b);
+  if (o.format == Format::csv) {
+    report::Table t{{"name", "bytes", "gib", "lifetime"}, {}};
+    for (const auto& i : table.items)
+      t.rows.push_back({i.name, std::to_string(i.bytes), report::csv_number(static_cast<double>(i.bytes) / 1073741824.0),
+                        i.lifetime});
+    report::write_csv(std::cout, t);
+    return;
+  }
   if (o.format == Format::json) {
-    std::cout << nlohmann::json{{"rows", b.rows},
+    report::print_json(std::cout, "predict", nlohmann::json{{"rows", b.rows},
                                 {"width", b.width},
                                 {"predicted_step_s", step},
                                 {"predicted_device_s", sides.device_s},
@@ -71,9 +81,7 @@ void run_batch(const model::StepModel& m, const PredictOptions& o) {
                                 {"bound", sides.host_bound() ? "host" : "device"},
                                 {"first_seen_s", m.first_seen_s(b)},
                                 {"predicted_peak_gib", table.total_gib()},
-                                {"memory", memory_json(table)}}
-                     .dump(2)
-              << "\n";
+                                {"memory", memory_json(table)}});
     return;
   }
   std::cout << "rows " << b.rows.size() << " x width " << b.width << " (" << b.real_tokens() << " real tokens, "
@@ -93,12 +101,39 @@ void run_batch(const model::StepModel& m, const PredictOptions& o) {
               << fixed(static_cast<double>(i.bytes) / 1073741824.0, 3) << " GiB  (" << i.lifetime << ")\n";
 }
 
+// --format csv: one row per record, the measurement beside the prediction where there is one.
+report::Table records_table(const nlohmann::json& records) {
+  auto number = [](const nlohmann::json& j, const char* key) {
+    return j.contains(key) && j[key].is_number() ? report::csv_number(j[key].get<double>()) : std::string();
+  };
+  report::Table t{{"line", "rows", "width", "predicted_step_s", "step_s", "step_error_rel", "predicted_peak_gib",
+                   "peak_gib", "peak_error_rel", "bound", "oom"},
+                  {}};
+  for (const auto& j : records) {
+    std::string rows;
+    for (const auto& r : j["rows"]) {
+      if (!rows.empty()) rows += ' ';
+      rows += std::to_string(r.get<int64_t>());
+    }
+    t.rows.push_back({std::to_string(j["line"].get<int64_t>()), rows, std::to_string(j["width"].get<int64_t>()),
+                      number(j, "predicted_step_s"), number(j, "step_s"), number(j, "step_error_rel"),
+                      number(j, "predicted_peak_gib"), number(j, "peak_gib"), number(j, "peak_error_rel"),
+                      j["bound"].get<std::string>(), j.value("oom", false) ? "true" : "false"});
+  }
+  return t;
+}
+
 void run_records(const model::StepModel& m, const PredictOptions& o) {
   const auto records = calibrate::read_records(o.measurements);
   nlohmann::json out = nlohmann::json::array();
   for (const auto& r : records) out.push_back(predict_record(m, r));
   if (o.format == Format::json) {
-    std::cout << out.dump(2) << "\n";
+    report::print_json(std::cout, "predict",
+                       {{"coefficients", o.coefficients}, {"measurements", o.measurements}, {"records", out}});
+    return;
+  }
+  if (o.format == Format::csv) {
+    report::write_csv(std::cout, records_table(out));
     return;
   }
   for (const auto& j : out) {
@@ -125,8 +160,9 @@ void add_predict_command(CLI::App& app) {
       "Examples:\n"
       "  stepcast predict --coefficients seed.yaml --measurements scenarios/measurements/seed-sm120.jsonl\n"
       "  stepcast predict --coefficients seed.yaml --rows 2048,1024 --width 2048 --format json\n"
-      "The model defaults to the coefficient file's model. Per record: the record plus predicted_step_s,\n"
-      "predicted_peak_gib and, where measured, step_error_rel / peak_error_rel.");
+      "  stepcast predict --coefficients seed.yaml --measurements m.jsonl --format csv > predictions.csv\n"
+      "The model defaults to the coefficient file's model. JSON: an object whose `records` hold each record plus\n"
+      "predicted_step_s, predicted_peak_gib and, where measured, step_error_rel / peak_error_rel.");
   cmd->add_option("--coefficients", o->coefficients, "Coefficient file (YAML) written by calibrate")->required();
   cmd->add_option("--model", o->model, "config.json path or model name (default: the coefficients' model)");
   auto* meas = cmd->add_option("--measurements", o->measurements, "Contract-1 records to predict (JSON Lines)");
@@ -136,7 +172,7 @@ void add_predict_command(CLI::App& app) {
   cmd->add_option("--width", o->width, "Padded width of the --rows batch (default: the longest row)")
       ->check(CLI::PositiveNumber);
   meas->excludes(rows);
-  add_format_option(cmd, o->format);
+  add_format_option(cmd, o->format, true);
   cmd->callback([o]() {
     if (o->measurements.empty() && o->rows.empty())
       throw InputError("predict: nothing to predict. Violated constraint: give --measurements F.jsonl or --rows R1,R2");

@@ -14,7 +14,9 @@
 #include "cli/app.hpp"
 #include "cli/fit_options.hpp"
 #include "io/fit_input.hpp"
+#include "report/csv.hpp"
 #include "report/format.hpp"
+#include "report/json_output.hpp"
 #include "model/errors.hpp"
 
 #ifndef STEPCAST_VERSION
@@ -69,6 +71,33 @@ void check_runs_match(const std::vector<calibrate::RecordedRun>& runs, const mod
   if (!problems.empty()) throw InputError(problems);
 }
 
+// The --max-* bars given, one check each: a run's total error (fraction) and a saving's error (percentage points
+// as a fraction, so that value and bar share the unit of the flag / 100).
+std::vector<report::Check> run_checks(const RunValidation& v, const ValidateOptions& o) {
+  std::vector<report::Check> checks;
+  if (o.max_total_error > 0)
+    for (const auto& r : v.runs)
+      checks.push_back({"total_error_rel " + r.id, std::abs(r.error_rel()), o.max_total_error,
+                        std::abs(r.error_rel()) <= o.max_total_error});
+  if (o.max_saving_error_pp > 0)
+    for (const auto& s : v.savings)
+      checks.push_back({"saving_error_pp " + s.other_id + " over " + s.baseline_id, std::abs(s.error_pp()) / 100,
+                        o.max_saving_error_pp / 100, std::abs(s.error_pp()) <= o.max_saving_error_pp});
+  return checks;
+}
+
+report::Table runs_table(const RunValidation& v) {
+  using report::csv_number;
+  report::Table t{{"id", "policy", "micro_batches", "distinct_shapes", "measured_s", "predicted_s", "error_rel",
+                   "planned_s", "micro_batch_mape"},
+                  {}};
+  for (const auto& r : v.runs)
+    t.rows.push_back({r.id, r.policy, std::to_string(r.micro_batches), std::to_string(r.distinct_shapes),
+                      csv_number(r.measured_s), csv_number(r.predicted_s), csv_number(r.error_rel()),
+                      r.planned_s ? csv_number(*r.planned_s) : "", csv_number(r.batch_mape)});
+  return t;
+}
+
 void validate_runs(const ValidateOptions& o) {
   if (o.coefficients.empty())
     throw InputError("validate --run needs --coefficients C.yaml (the calibration to predict the run with)");
@@ -81,18 +110,28 @@ void validate_runs(const ValidateOptions& o) {
   check_runs_match(runs, c, o.coefficients, std::cerr);
   const model::StepModel m(load_model(o.input.model.empty() ? c.model : o.input.model), c);
   const RunValidation v = check_runs(runs, m);
-  if (o.format == Format::json)
-    std::cout << run_validation_json(v).dump(2) << "\n";
-  else
+  const auto checks = run_checks(v, o);
+  if (o.format == Format::json) {
+    nlohmann::json j = run_validation_json(v);
+    j["checks"] = report::checks_json(checks);
+    report::print_json(std::cout, "validate", j);
+  } else if (o.format == Format::csv) {
+    report::write_csv(std::cout, runs_table(v));
+  } else {
     print_run_validation(v, o.run, std::cout);
+  }
+  // The same checks, in words, for the exit-1 line on stderr.
   std::string failed;
-  for (const auto& r : v.runs)
-    if (o.max_total_error > 0 && std::abs(r.error_rel()) > o.max_total_error)
-      failed += r.id + ": total off by " + fixed(r.error_rel() * 100, 1) + " % (bar " + fixed(o.max_total_error * 100, 1) + " %). ";
-  for (const auto& s : v.savings)
-    if (o.max_saving_error_pp > 0 && std::abs(s.error_pp()) > o.max_saving_error_pp)
-      failed += "saving " + s.other_id + " over " + s.baseline_id + " off by " + fixed(s.error_pp(), 1) + " pp (bar " +
-                fixed(o.max_saving_error_pp, 1) + " pp). ";
+  size_t i = 0;
+  if (o.max_total_error > 0)
+    for (const auto& r : v.runs)
+      if (!checks[i++].passed)
+        failed += r.id + ": total off by " + fixed(r.error_rel() * 100, 1) + " % (bar " + fixed(o.max_total_error * 100, 1) + " %). ";
+  if (o.max_saving_error_pp > 0)
+    for (const auto& s : v.savings)
+      if (!checks[i++].passed)
+        failed += "saving " + s.other_id + " over " + s.baseline_id + " off by " + fixed(s.error_pp(), 1) + " pp (bar " +
+                  fixed(o.max_saving_error_pp, 1) + " pp). ";
   if (!failed.empty()) throw CheckFailed(failed);
 }
 
@@ -128,6 +167,28 @@ void print_validation(const calibrate::Validation& v, const std::string& file, s
   for (const auto& n : v.notes) out << "  note: " << n << "\n";
 }
 
+// The --max-*-mape bars given, held against leave-one-out.
+std::vector<report::Check> mape_checks(const calibrate::Validation& loo, const ValidateOptions& o) {
+  std::vector<report::Check> checks;
+  if (o.max_step_mape > 0)
+    checks.push_back({"leave_one_out_step_mape", loo.step.mape, o.max_step_mape, loo.step.mape <= o.max_step_mape});
+  if (o.max_peak_mape > 0)
+    checks.push_back({"leave_one_out_peak_mape", loo.peak.mape, o.max_peak_mape, loo.peak.mape <= o.max_peak_mape});
+  return checks;
+}
+
+// --format csv: every held-out record of a scheme.
+report::Table held_out_table(const calibrate::Validation& v) {
+  auto opt = [](const std::optional<double>& x) { return x ? report::csv_number(*x) : std::string(); };
+  report::Table t{{"scheme", "fold", "line", "measured_step_s", "predicted_step_s", "measured_peak_gib",
+                   "predicted_peak_gib"},
+                  {}};
+  for (const auto& r : v.rows)
+    t.rows.push_back({v.scheme, std::to_string(r.fold), std::to_string(r.line), opt(r.measured_step_s),
+                      opt(r.predicted_step_s), opt(r.measured_peak_gib), opt(r.predicted_peak_gib)});
+  return t;
+}
+
 }  // namespace
 
 void add_validate_command(CLI::App& app) {
@@ -140,7 +201,8 @@ void add_validate_command(CLI::App& app) {
       "      --max-step-mape 0.03 --max-peak-mape 0.05 --format json\n"
       "  stepcast validate --run scenarios/measurements/h200-hf-peft-runs-m3.jsonl \\\n"
       "      --coefficients scenarios/coefficients/h200-hf-peft-sdpa-grouped_mm.yaml --max-total-error 0.05\n"
-      "Exit 1 when a --max-* bar is given and not met.\n"
+      "Exit 1 when a --max-* bar is given and not met; JSON's `checks` holds each bar with its value and pass/fail.\n"
+      "CSV: the held-out records of both schemes, or (--run) one row per run.\n"
       "--run FILE: recorded runs (one record per micro-batch with a `run` object, calibrate/run_records.hpp; written\n"
       "by `stepcast measure --run-synthetic ...` or tools/device/hf_run.py). Prints, per run, the measured and predicted\n"
       "wall clock (the recorded micro-batches through the planner's cost rule: steady step with the host floor,\n"
@@ -162,7 +224,7 @@ void add_validate_command(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--max-peak-mape", o->max_peak_mape, "Fail (exit 1) if the leave-one-out peak MAPE exceeds this fraction")
       ->check(CLI::PositiveNumber);
-  add_format_option(cmd, o->format);
+  add_format_option(cmd, o->format, true);
   cmd->callback([o]() {
     if (!o->run.empty()) return validate_runs(*o);
     if (o->input.measurements.empty())
@@ -170,12 +232,17 @@ void add_validate_command(CLI::App& app) {
     const FitInput in = load_fit_input(o->input, STEPCAST_VERSION);
     const auto kfold = calibrate::cross_validate(in.shape, in.records, in.options, o->folds);
     const auto loo = calibrate::cross_validate(in.shape, in.records, in.options, 0);
+    const auto checks = mape_checks(loo, *o);
     if (o->format == Format::json) {
-      std::cout << nlohmann::json{{"k_fold", validation_json(kfold)},
-                                  {"leave_one_out", validation_json(loo)},
-                                  {"prior", in.options.prior_name}}
-                       .dump(2)
-                << "\n";
+      report::print_json(std::cout, "validate",
+                         {{"k_fold", validation_json(kfold)},
+                          {"leave_one_out", validation_json(loo)},
+                          {"prior", in.options.prior_name},
+                          {"checks", report::checks_json(checks)}});
+    } else if (o->format == Format::csv) {
+      report::Table t = held_out_table(kfold);
+      for (auto& row : held_out_table(loo).rows) t.rows.push_back(std::move(row));
+      report::write_csv(std::cout, t);
     } else {
       // A prior fitted on these same records leaks them into every fold: say which one was used.
       std::cout << "prior: " << (in.options.prior_name.empty() ? "none" : in.options.prior_name)
@@ -184,10 +251,10 @@ void add_validate_command(CLI::App& app) {
       print_validation(loo, measurements_label(o->input), std::cout);
     }
     std::string failed;
-    if (o->max_step_mape > 0 && loo.step.mape > o->max_step_mape)
-      failed += "leave-one-out step MAPE " + fixed(loo.step.mape * 100, 2) + " % > " + fixed(o->max_step_mape * 100, 2) + " %. ";
-    if (o->max_peak_mape > 0 && loo.peak.mape > o->max_peak_mape)
-      failed += "leave-one-out peak MAPE " + fixed(loo.peak.mape * 100, 2) + " % > " + fixed(o->max_peak_mape * 100, 2) + " %.";
+    for (const auto& c : checks)
+      if (!c.passed)
+        failed += std::string(c.name == "leave_one_out_step_mape" ? "leave-one-out step MAPE " : "leave-one-out peak MAPE ") +
+                  fixed(c.value * 100, 2) + " % > " + fixed(c.bar * 100, 2) + " %. ";
     if (!failed.empty()) throw CheckFailed(failed);
   });
 }

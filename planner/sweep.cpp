@@ -94,8 +94,19 @@ bool ranks_before(const PlanResult& a, const PlanResult& b, int64_t baseline_tru
   const bool a_keeps = a.truncated.tokens <= baseline_truncated_tokens;
   const bool b_keeps = b.truncated.tokens <= baseline_truncated_tokens;
   if (a_keeps != b_keeps) return a_keeps;
+  if (!a_keeps && a.truncated.tokens != b.truncated.tokens) return a.truncated.tokens < b.truncated.tokens;
   if (!same_time(a.wall_clock_s, b.wall_clock_s)) return a.wall_clock_s < b.wall_clock_s;
   return a.padding_fraction < b.padding_fraction;
+}
+
+std::string ranking_rule() {
+  return "plans that fit in memory, then the window, first; then those that keep every token the baseline keeps, "
+         "then those that truncate more (fewest extra truncated tokens first); within each group the shortest wall "
+         "clock first, then the least padding";
+}
+
+int64_t extra_truncated_tokens(const PlanResult& plan, int64_t baseline_truncated_tokens) {
+  return std::max<int64_t>(0, plan.truncated.tokens - baseline_truncated_tokens);
 }
 
 void rank_plans(std::vector<PlanResult>& plans, int64_t baseline_truncated_tokens) {

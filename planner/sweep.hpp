@@ -9,6 +9,7 @@
 // per step (at least 1), and it is skipped when that is still more than 25 % off.
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "model/batch.hpp"
@@ -50,10 +51,17 @@ std::vector<SweepConfig> sweep_configs(const Corpus& corpus, const BatchingSpec&
 
 // Better first: fits memory, fits the window, loses no more tokens to truncation than the baseline
 // (a shorter max_length is faster because it trains on less data, which is not a like-for-like
-// saving), shorter wall clock (first-seen shapes included, so a pad multiple wins exactly when the
-// shapes it saves cost more than the padding it adds), less padding. Wall clocks within 1e-9 relative count as equal
-// (sums taken in another order differ in the last bits).
+// saving); of the plans that lose more, fewer extra truncated tokens first (so that plans losing the same
+// tokens stay together, one group each); then shorter wall clock (first-seen shapes included, so a pad
+// multiple wins exactly when the shapes it saves cost more than the padding it adds), less padding. Wall
+// clocks within 1e-9 relative count as equal (sums taken in another order differ in the last bits).
 bool ranks_before(const PlanResult& a, const PlanResult& b, int64_t baseline_truncated_tokens);
+
+// ranks_before in words, for the people reading a ranked list.
+std::string ranking_rule();
+
+// Tokens a plan truncates beyond what the baseline truncates (0 when it keeps every token the baseline keeps).
+int64_t extra_truncated_tokens(const PlanResult& plan, int64_t baseline_truncated_tokens);
 
 // Sorts `plans` best first and keeps one of each set of equivalent plans (same rows, accumulation,
 // max_length, processed tokens, distinct shapes and wall clock, packed or not: e.g. every padded policy

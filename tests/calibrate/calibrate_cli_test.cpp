@@ -68,7 +68,7 @@ TEST_CASE("predict: per record and for one batch", "[cli]") {
   SeedCoefficients c;
   auto r = run_cli("predict --coefficients " + c.path + " --measurements " + kSeed + " --format json");
   REQUIRE(r.exit_code == 0);
-  const auto records = nlohmann::json::parse(r.out);
+  const auto records = nlohmann::json::parse(r.out)["records"];
   REQUIRE(records.size() == 7);
   for (const auto& rec : records) {
     CHECK(rec["predicted_step_s"].get<double>() > 0);
@@ -92,9 +92,10 @@ TEST_CASE("drift: exit 0 within tolerance, exit 1 naming every line beyond it", 
   CHECK(r.exit_code == 0);
   r = run_cli("drift --coefficients " + c.path + " --measurements " + kSeed + " --tolerance 0.009");
   CHECK(r.exit_code == 1);
-  CHECK(r.err.find("seed-sm120.jsonl:5: step_s") != std::string::npos);  // the padded point, +1.2 %
-  CHECK(r.err.find("seed-sm120.jsonl:7: step_s") != std::string::npos);  // 2 x 4096, -1.4 %
-  CHECK(r.err.find("seed-sm120.jsonl:3: step_s") == std::string::npos);  // 0.1 %: within
+  CHECK(r.out.find("seed-sm120.jsonl:5: step_s") != std::string::npos);  // the padded point, +1.2 %
+  CHECK(r.out.find("seed-sm120.jsonl:7: step_s") != std::string::npos);  // 2 x 4096, -1.4 %
+  CHECK(r.out.find("seed-sm120.jsonl:3: step_s") == std::string::npos);  // 0.1 %: within
+  CHECK(r.err.find("seed-sm120.jsonl:5: step_s") == std::string::npos);  // listed once, on stdout
   r = run_cli("drift --coefficients " + c.path + " --measurements " + kSeed + " --tolerance 0.009 --format json");
   CHECK(r.exit_code == 1);
   CHECK(nlohmann::json::parse(r.out)["drifted"].size() >= 2);

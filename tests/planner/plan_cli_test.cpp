@@ -139,15 +139,15 @@ TEST_CASE("a corpus given on the command line replaces the scenario's", "[planne
   CHECK_FALSE(b.contains("roots_per_window"));
 }
 
-TEST_CASE("the HTML report is one self-contained file with four SVG charts", "[planner][cli][report]") {
+TEST_CASE("the HTML report is one self-contained file with five SVG charts", "[planner][cli][report]") {
   TempFile html("", ".html");
   const auto r = run_cli("plan " + kSeed + " --report " + html.path());
   REQUIRE(r.exit_code == 0);
   const std::string page = slurp(html.path());
   size_t charts = 0;
   for (size_t at = page.find("<svg"); at != std::string::npos; at = page.find("<svg", at + 1)) ++charts;
-  CHECK(charts == 4);
-  CHECK_THAT(page, Contains("Wall clock by plan") && Contains("Padding by plan") && Contains("step time vs padded width") &&
+  CHECK(charts == 5);
+  CHECK_THAT(page, Contains("Wall clock by plan") && Contains("Time per trained token") && Contains("Padding by plan") && Contains("step time vs padded width") &&
                        Contains("tokens per micro-batch"));
   CHECK_THAT(page, !Contains("<script") && !Contains("<link") && !Contains("https://"));  // nothing fetched
   CHECK_THAT(page, !Contains("src="));

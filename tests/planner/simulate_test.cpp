@@ -54,6 +54,10 @@ TEST_CASE("ranking: memory, window, no extra truncation, then wall clock", "[pla
   CHECK(ranks_before(plan(10, 0), plan(5, 100), 0));             // faster only because it drops data
   CHECK(ranks_before(plan(5, 100), plan(10, 200), 100));         // both keep the baseline's loss
   CHECK(ranks_before(plan(50, 0, true), plan(10, 0, false), 0)); // the window first
+  CHECK(ranks_before(plan(50, 200), plan(5, 300), 100));         // fewer extra truncated tokens, one group each
+  CHECK(ranks_before(plan(5, 200), plan(9, 200), 100));          // within a group, the faster
+  CHECK(extra_truncated_tokens(plan(5, 300), 100) == 200);
+  CHECK(extra_truncated_tokens(plan(5, 50), 100) == 0);
   PlanResult oom = plan(1, 0);
   oom.fits_memory = false;
   CHECK(ranks_before(plan(50, 0), oom, 0));

@@ -1,0 +1,40 @@
+#include "report/json_output.hpp"
+
+#include <algorithm>
+#include <ostream>
+
+#include "report/build_info.hpp"
+
+namespace stepcast::report {
+
+nlohmann::ordered_json versioned(const std::string& command, const nlohmann::json& body) {
+  nlohmann::ordered_json j;
+  j["schema_version"] = kJsonSchemaVersion;
+  j["stepcast_version"] = stepcast_version();
+  j["commit"] = git_commit();
+  j["command"] = command;
+  if (!body.is_object()) return j;
+  // Through text: the two JSON types share no conversion; a document of a few MB costs milliseconds.
+  const auto ordered = nlohmann::ordered_json::parse(body.dump());
+  for (const char* first : {"headline", "fits", "checks"})
+    if (ordered.contains(first)) j[first] = ordered[first];
+  for (const auto& [key, value] : ordered.items())
+    if (!j.contains(key)) j[key] = value;
+  return j;
+}
+
+void print_json(std::ostream& out, const std::string& command, const nlohmann::json& body) {
+  out << versioned(command, body).dump(2) << "\n";
+}
+
+nlohmann::json checks_json(const std::vector<Check>& checks) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& c : checks) a.push_back({{"name", c.name}, {"value", c.value}, {"bar", c.bar}, {"passed", c.passed}});
+  return a;
+}
+
+bool all_passed(const std::vector<Check>& checks) {
+  return std::all_of(checks.begin(), checks.end(), [](const Check& c) { return c.passed; });
+}
+
+}  // namespace stepcast::report

@@ -1,0 +1,95 @@
+// What every form of `stepcast plan`'s output shares: the headline, the checks, the groups and the labels.
+#include "report/plan_output.hpp"
+
+#include "report/format.hpp"
+
+namespace stepcast::report {
+namespace {
+
+std::string out_of_memory_text(const planner::PlanResult& p) {
+  if (!p.oom) return "peaks at " + fixed(p.peak_gib, 1) + " GiB > " + fixed(p.memory_limit_gib, 1) + " GiB";
+  const auto& m = *p.oom;
+  return "runs out of memory at micro-batch " + with_commas(m.micro_batch) + ", optimizer step " + with_commas(m.step) +
+         " (" + std::to_string(m.rows) + " x " + std::to_string(m.width) + ": " + fixed(m.peak_gib, 1) + " GiB > " +
+         fixed(m.limit_gib, 1) + " GiB)";
+}
+
+std::string best_plan_text(const PlanOutput& o) {
+  const auto& r = o.result;
+  if (r.recommendations.empty()) return r.configurations > 0 ? "; no swept plan fits in memory" : "";
+  const auto& best = r.recommendations.front();
+  return "; best plan that fits in memory: 1. " + plan_label(best) + ", " + duration(best.wall_clock_s) + " (" +
+         group_title(best, r.baseline) + ")";
+}
+
+}  // namespace
+
+bool baseline_fits(const PlanOutput& o) { return o.result.baseline.fits_memory && o.result.baseline.fits_window; }
+
+std::string headline(const PlanOutput& o) {
+  const auto& b = o.result.baseline;
+  const std::string who = "the baseline (" + plan_label(b) + ")";
+  if (!b.fits_memory) return "DOES NOT FIT: " + who + " " + out_of_memory_text(b) + best_plan_text(o);
+  if (!b.fits_window)
+    return "DOES NOT FIT the " + fixed(o.window_hours, 1) + " h window: " + who + " takes " + duration(b.wall_clock_s) +
+           best_plan_text(o);
+  std::string line = "FITS: " + who + " takes " + duration(b.wall_clock_s) +
+                     (o.window_hours > 0 ? " of the " + fixed(o.window_hours, 1) + " h window" : " (no window set)") +
+                     ", peak " + fixed(b.peak_gib, 1) + " GiB of " + fixed(b.memory_limit_gib, 1) + " GiB";
+  if (b.truncated.tokens > 0)
+    line += ", truncating " + with_commas(b.truncated.tokens) + " tokens at max_length " +
+            std::to_string(b.batching.max_length);
+  return line;
+}
+
+std::vector<Check> plan_checks(const PlanOutput& o) {
+  const auto& b = o.result.baseline;
+  const double hours = b.wall_clock_s / 3600;
+  return {{"fits_memory", b.peak_gib, b.memory_limit_gib, b.fits_memory},
+          {"fits_window", hours, o.window_hours, b.fits_window},
+          {"keeps_every_token", static_cast<double>(b.truncated.tokens), 0, b.truncated.tokens == 0}};
+}
+
+std::string group_title(const planner::PlanResult& plan, const planner::PlanResult& baseline) {
+  const int64_t extra = planner::extra_truncated_tokens(plan, baseline.truncated.tokens);
+  std::string tokens;
+  if (extra > 0)
+    tokens = "truncates " + with_commas(extra) + " more tokens than the baseline";
+  else
+    tokens = baseline.truncated.tokens > 0 ? "keeps every token the baseline keeps" : "keeps every token";
+  return plan.fits_window ? tokens : "misses the window; " + tokens;
+}
+
+std::string group_key(const planner::PlanResult& plan, const planner::PlanResult& baseline) {
+  const bool keeps = planner::extra_truncated_tokens(plan, baseline.truncated.tokens) == 0;
+  return std::string(plan.fits_window ? "" : "misses_window_") + (keeps ? "keeps_every_token" : "truncates_more");
+}
+
+std::string plan_label(const planner::PlanResult& p) {
+  std::string label = planner::policy_name(p.batching.policy) + " R" + std::to_string(p.batching.micro_batch) + "x" +
+                      std::to_string(p.accumulation) + " L" + std::to_string(p.batching.max_length);
+  if (p.batching.policy == planner::Policy::sorted_buckets) label += " k" + std::to_string(p.batching.bucket_size);
+  if (p.batching.pad_to_multiple_of > 1) label += " m" + std::to_string(p.batching.pad_to_multiple_of);
+  return label;
+}
+
+std::string plan_label_legend() {
+  return "R2x8: 2 rows per micro-batch x 8 micro-batches per optimizer step; L16384: max_length (longer samples "
+         "are truncated); k64: bucket size (sorted-buckets); m8: every width padded up to a multiple of 8 tokens";
+}
+
+std::string optimizer_source_text(const planner::PlanResult& p, const std::string& given_by) {
+  if (p.optimizer.source == planner::OptimizerSource::given) return "from " + given_by;
+  return p.optimizer.step_s > 0 ? "calibrated, from the predictor" : "the predictor has none: 0";
+}
+
+std::string optimizer_source_key(const planner::PlanResult& p, const std::string& given_by) {
+  if (p.optimizer.source == planner::OptimizerSource::predictor) return "predictor";
+  return given_by == "--optimizer-step-s" ? "flag" : "scenario";
+}
+
+double saving_vs_baseline(const planner::PlanResult& p, const planner::PlanResult& baseline) {
+  return baseline.wall_clock_s > 0 ? 1 - p.wall_clock_s / baseline.wall_clock_s : 0.0;
+}
+
+}  // namespace stepcast::report

@@ -1,0 +1,62 @@
+#pragma once
+// `stepcast plan`'s result in each output form: text (plan_text.cpp), JSON (plan_json.cpp), CSV
+// (plan_csv.cpp) and HTML (report_html.cpp). What every form says first is the same headline: a baseline
+// that runs out of memory DOES NOT FIT, whatever its wall clock; one that misses the window DOES NOT FIT
+// the window. Recommendations are grouped by the tokens they truncate beyond the baseline's.
+#include <nlohmann/json.hpp>
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "planner/corpus.hpp"
+#include "planner/sweep.hpp"
+#include "report/csv.hpp"
+#include "report/json_output.hpp"
+
+namespace stepcast::report {
+
+struct PlanOutput {
+  std::string scenario;                // the scenario's name, or its path
+  std::string gpu_name;
+  double gpu_memory_gib = 0;
+  double memory_cap_gib = 0;           // 0: none
+  double window_hours = 0;             // 0: none
+  std::string optimizer_step_source;   // who gave the optimizer step when the scenario or a flag did
+  double cold_start_s = 0;             // the cold kernel cache's one-off inside start-up (--cold-start), 0: none
+  const planner::Corpus* corpus = nullptr;
+  std::string corpus_source;           // a file name, "synthetic (seed 7)", ...
+  std::string predictor;               // what predicts a micro-batch, in words
+  planner::SweepResult result;
+  double elapsed_s = 0;                // the sweep's own time
+};
+
+// The first line of every form: "DOES NOT FIT: ..." or "FITS: ...".
+std::string headline(const PlanOutput& o);
+bool baseline_fits(const PlanOutput& o);  // in memory and in the window
+
+// The baseline held to the run's limits: fits_memory (peak GiB vs the limit), fits_window (hours vs the
+// window; passed when there is none), keeps_every_token (truncated tokens vs 0). `--fail-on` picks among them.
+std::vector<Check> plan_checks(const PlanOutput& o);
+
+// A recommendation's group, e.g. "keeps every token the baseline keeps" or "truncates 2,519,516 more tokens
+// than the baseline"; plans that miss the window say so first. Consecutive plans of one group share it.
+std::string group_title(const planner::PlanResult& plan, const planner::PlanResult& baseline);
+std::string group_key(const planner::PlanResult& plan, const planner::PlanResult& baseline);  // for scripts
+
+// "pad-to-longest R2x8 L16384 m8": policy, rows per micro-batch x accumulation, max_length, bucket size (k),
+// pad multiple (m). plan_label_legend() says so in words.
+std::string plan_label(const planner::PlanResult& p);
+std::string plan_label_legend();
+
+// Where a plan's optimizer step came from, in words and as a key ("predictor", "scenario" or "flag").
+std::string optimizer_source_text(const planner::PlanResult& p, const std::string& given_by);
+std::string optimizer_source_key(const planner::PlanResult& p, const std::string& given_by);
+
+double saving_vs_baseline(const planner::PlanResult& p, const planner::PlanResult& baseline);
+
+void print_plan_text(std::ostream& out, const PlanOutput& o);
+nlohmann::json plan_json(const PlanOutput& o);  // the body; print it through print_json
+Table plan_table(const PlanOutput& o);          // baseline first, then the recommendations in rank order
+
+}  // namespace stepcast::report
