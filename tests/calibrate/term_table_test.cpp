@@ -167,7 +167,7 @@ TEST_CASE("the term tables name every term once and say which ones older files l
   std::set<std::string> names;
   for (const auto& t : sm::kStepTermTable) names.insert(std::string(t.name));
   for (const auto& t : sm::kMemoryTermTable) names.insert(std::string(t.name));
-  CHECK(names.size() == sm::kStepTerms + sm::kMemoryTerms);
+  CHECK(names.size() == sm::kStepTermTable.size() + sm::kMemoryTermTable.size());
   for (int j = 0; j < sm::kStepTerms; ++j) CHECK(sm::step_term_names()[j] == sm::kStepTermTable[j].name);
   for (int j = 0; j < sm::kMemoryTerms; ++j) CHECK(sm::memory_term_names()[j] == sm::kMemoryTermTable[j].name);
   CHECK(sm::added_after_first_files("host_s_per_klaunch"));
