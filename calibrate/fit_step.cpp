@@ -146,38 +146,49 @@ class StepLeastSquares final : public LeastSquaresData {
   const double overlap_;
 };
 
-// A linear least-squares start (clamped to > 0) for the linear rates; the streaming floor starts where it just
-// bites on the smallest batch, the host rate at the fastest measured step (below it the device cannot bound).
-std::vector<double> initial(const StepPoints& p, const std::vector<bool>& active, const std::vector<double>& prior) {
-  const size_t n = p.terms.size();
+// A linear least-squares start (clamped to > 0) for the active linear rates.
+std::vector<double> linear_start(const StepPoints& p, const std::vector<bool>& active) {
   std::vector<int> cols;
-  for (size_t j = 0; j < n; ++j)
+  for (size_t j = 0; j < p.terms.size(); ++j)
     if (active[j] && p.terms[j].form == TermForm::linear) cols.push_back(static_cast<int>(j));
   Eigen::MatrixXd a(p.size(), static_cast<Eigen::Index>(cols.size()));
   for (size_t c = 0; c < cols.size(); ++c) a.col(static_cast<Eigen::Index>(c)) = p.design.col(cols[c]);
   Eigen::VectorXd target(p.size());
   for (int i = 0; i < p.size(); ++i) target(i) = p.y[i] / p.scale[i];
   const Eigen::VectorXd sol = a.completeOrthogonalDecomposition().solve(target);
-  std::vector<double> init(n, 0.0);
+  std::vector<double> init(p.terms.size(), 0.0);
   double typical = 0;
   for (Eigen::Index c = 0; c < sol.size(); ++c) typical = std::max(typical, std::abs(sol(c)));
   for (size_t c = 0; c < cols.size(); ++c)
     init[cols[c]] = std::max(sol(static_cast<Eigen::Index>(c)), 1e-3 * typical + 1e-12);
-  for (size_t j = 0; j < n; ++j)
+  return init;
+}
+
+// The streaming floor starts where it just bites on the smallest batch (given the GEMM rate's start).
+double stream_start(const StepPoints& p, size_t j, double gemm_rate) {
+  double ratio = 0;
+  for (int i = 0; i < p.size(); ++i)
+    if (p.x[i][j] > 0) ratio = std::max(ratio, p.expert_tflop[i] / p.x[i][j]);
+  return 1.5 * gemm_rate * ratio + 1e-9;
+}
+
+// The host rate starts at the fastest measured step: below it the device cannot be the bound.
+double host_start(const StepPoints& p, size_t j) {
+  double floor = std::numeric_limits<double>::max();
+  for (int i = 0; i < p.size(); ++i)
+    if (p.x[i][j] > 0) floor = std::min(floor, p.y[i] / p.x[i][j]);
+  return floor;
+}
+
+// The solver's start: linear rates from least squares or their prior, the other forms from their own rule.
+std::vector<double> initial(const StepPoints& p, const std::vector<bool>& active, const std::vector<double>& prior) {
+  std::vector<double> init = linear_start(p, active);
+  for (size_t j = 0; j < init.size(); ++j)
     if (active[j] && !prior.empty() && prior[j] > 0) init[j] = prior[j];
-  for (size_t j = 0; j < n; ++j) {
+  for (size_t j = 0; j < init.size(); ++j) {
     if (!active[j]) continue;
-    if (p.terms[j].form == TermForm::expert_stream) {
-      double ratio = 0;
-      for (int i = 0; i < p.size(); ++i)
-        if (p.x[i][j] > 0) ratio = std::max(ratio, p.expert_tflop[i] / p.x[i][j]);
-      init[j] = 1.5 * init[model::kGemm] * ratio + 1e-9;
-    } else if (p.terms[j].form == TermForm::host) {
-      double floor = std::numeric_limits<double>::max();
-      for (int i = 0; i < p.size(); ++i)
-        if (p.x[i][j] > 0) floor = std::min(floor, p.y[i] / p.x[i][j]);
-      init[j] = floor;
-    }
+    if (p.terms[j].form == TermForm::expert_stream) init[j] = stream_start(p, j, init[model::kGemm]);
+    if (p.terms[j].form == TermForm::host) init[j] = host_start(p, j);
   }
   return init;
 }
