@@ -1,7 +1,9 @@
 #pragma once
-// Fitting coefficients to measurement records with Ceres (after robust_curve_fitting.cc): one templated
-// residual functor per fit, AutoDiffCostFunction, non-negative bounds, optional robust loss, standard
-// errors from ceres::Covariance, and forward model selection that says why each term is in or out.
+// Fitting coefficients to measurement records with Ceres (after robust_curve_fitting.cc) over the term tables
+// of model/features.hpp: one parameter vector per fit (calibrate/solve.hpp), optional robust loss, standard
+// errors from ceres::Covariance, and forward model selection that says why each term is in or out
+// (calibrate/select.hpp). The step fit is calibrate/fit_step.cpp, the peak fit calibrate/fit_peak.cpp.
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,6 +13,14 @@
 #include "model/shape.hpp"
 
 namespace stepcast::calibrate {
+
+// A step term beyond the model's table (model::kStepTermTable): its row and its feature, tried by the fit like
+// the table's own (a new term's trial before it joins the table; docs/method.md, "Adding a step term"). The
+// row's strings must outlive the fit.
+struct ExtraStepTerm {
+  model::TermSpec spec;
+  std::function<double(const model::MicroBatch&)> feature;
+};
 
 struct FitOptions {
   std::string loss = "none";     // none, huber, cauchy
@@ -28,6 +38,7 @@ struct FitOptions {
   double prior_rel_sigma = 0.5;
   bool verbose = false;
   std::string records_file = "records";  // for file:line in messages about recorded runs
+  std::vector<ExtraStepTerm> extra_step_terms;
 };
 
 struct StepResidualRow {
@@ -52,6 +63,7 @@ struct FitReport {
   std::vector<StepResidualRow> step_residuals;
   std::vector<PeakResidualRow> peak_residuals;
   std::vector<std::string> notes;
+  std::vector<model::Term> extra_step;  // one per FitOptions::extra_step_terms
 };
 
 // Records must share one model, GPU and tier (check_uniform says which lines do not). Throws

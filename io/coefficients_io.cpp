@@ -19,7 +19,7 @@ namespace stepcast::io {
 namespace {
 
 // Terms added after the first coefficient files were written: a file without one is read as "not selected".
-bool added_later(const std::string& name) { return name == "host_s_per_klaunch"; }
+bool added_later(const std::string& name) { return model::added_after_first_files(name); }
 
 template <size_t N>
 void read_terms(MapReader& parent, const std::string& key, const std::array<std::string, N>& names,

@@ -1,5 +1,6 @@
 #include "model/features.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "model/coefficients.hpp"
@@ -16,10 +17,22 @@ constexpr double kKiB = 1024.0;
 constexpr int64_t kTileRows = 128;  // query/key tile of the fused attention kernels (64-128 rows)
 }  // namespace
 
+static_assert(kStepTermTable[kGemm].name == "gemm_s_per_tflop" && kStepTermTable[kHost].name == "host_s_per_klaunch",
+              "kStepTermTable rows follow StepTerm");
+static_assert(kMemoryTermTable[kMemToken].name == "token_kib" && kMemoryTermTable[kMemScore].name == "score_bytes_per_element",
+              "kMemoryTermTable rows follow MemoryTerm");
+
+namespace {
+template <size_t N>
+std::array<std::string, N> names_of(const std::array<TermSpec, N>& table) {
+  std::array<std::string, N> names;
+  for (size_t i = 0; i < N; ++i) names[i] = std::string(table[i].name);
+  return names;
+}
+}  // namespace
+
 const std::array<std::string, kStepTerms>& step_term_names() {
-  static const std::array<std::string, kStepTerms> names{"fixed_s",     "gemm_s_per_tflop",      "attention_s_per_tflop",
-                                                         "attention_math_s_per_tflop", "mask_path_s_per_tflop",
-                                                         "expert_stream_s_per_gb", "host_s_per_klaunch"};
+  static const std::array<std::string, kStepTerms> names = names_of(kStepTermTable);
   return names;
 }
 
@@ -29,9 +42,14 @@ const std::array<std::string, kRunTerms>& run_term_names() {
 }
 
 const std::array<std::string, kMemoryTerms>& memory_term_names() {
-  static const std::array<std::string, kMemoryTerms> names{"fixed_gib", "token_kib", "mask_bytes_per_element",
-                                                           "score_bytes_per_element"};
+  static const std::array<std::string, kMemoryTerms> names = names_of(kMemoryTermTable);
   return names;
+}
+
+bool added_after_first_files(std::string_view name) {
+  const auto late = [name](const TermSpec& t) { return t.name == name && !t.in_first_files; };
+  return std::any_of(kStepTermTable.begin(), kStepTermTable.end(), late) ||
+         std::any_of(kMemoryTermTable.begin(), kMemoryTermTable.end(), late);
 }
 
 int64_t round_to_tile(int64_t width) { return (width + kTileRows - 1) / kTileRows * kTileRows; }

@@ -36,6 +36,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "model/batch.hpp"
@@ -47,9 +48,56 @@ namespace stepcast::model {
 enum StepTerm : int { kFixed = 0, kGemm, kAttention, kAttentionMath, kMaskPath, kExpertStream, kHost, kStepTerms };
 enum MemoryTerm : int { kMemFixed = 0, kMemToken, kMemMask, kMemScore, kMemoryTerms };
 
-// Names as they appear in coefficient files, with the unit of the coefficient.
+// How a term enters the step time (the formulas above).
+enum class TermForm : uint8_t {
+  linear,         // c * x on the device side (every memory term is linear)
+  expert_stream,  // max(0, c * B - c_gemm * F_exp) on the device side: the expert weight-streaming floor
+  host,           // c * x on the host side of the smooth maximum (not linear in the step: no rank test)
+};
+
+// Which terms the fit always estimates and which ones it may hold at 0 (calibrate/select.hpp).
+enum class TermRole : uint8_t {
+  core,      // the shape's own work: fitted wherever a record exercises it
+  optional,  // held at 0 unless the data select it (t-ratio, BIC, rank; docs/method.md)
+};
+
+// One calibrated term, declared once: the fit, the coefficient files and the step formula read it from here.
+struct TermSpec {
+  std::string_view name;     // key in coefficient files (the unit is part of it)
+  std::string_view unit;     // of the coefficient
+  std::string_view feature;  // what the coefficient multiplies (units in the header comment)
+  TermRole role = TermRole::optional;
+  TermForm form = TermForm::linear;
+  double lower_bound = 0.0;  // every term is a cost: an estimate at the bound is dropped as "the data want it lower"
+  bool takes_prior = true;   // --prior regularises it toward the same term of a shipped file
+  bool in_first_files = true;  // false: coefficient files written before it existed lack it (read as not selected)
+};
+
+// Rows in StepTerm order (static_asserts in features.cpp check it).
+inline constexpr std::array<TermSpec, kStepTerms> kStepTermTable{{
+    {"fixed_s", "s", "1 per step", TermRole::optional},
+    {"gemm_s_per_tflop", "s/TFLOP", "GEMM TFLOPs of the R*W processed tokens x passes", TermRole::core},
+    {"attention_s_per_tflop", "s/TFLOP", "QK^T + PV TFLOPs of non-math layers x passes", TermRole::core},
+    {"attention_math_s_per_tflop", "s/TFLOP", "the same on math-backend layers", TermRole::core},
+    {"mask_path_s_per_tflop", "s/TFLOP", "extra work of layers that lose is_causal to padding", TermRole::optional},
+    {"expert_stream_s_per_gb", "s/GB", "GB of expert weights streamed", TermRole::optional, TermForm::expert_stream},
+    {"host_s_per_klaunch", "s/1000 launches", "thousands of kernel launches per step", TermRole::optional,
+     TermForm::host, 0.0, true, false},
+}};
+
+// Rows in MemoryTerm order.
+inline constexpr std::array<TermSpec, kMemoryTerms> kMemoryTermTable{{
+    {"fixed_gib", "GiB", "1 GiB", TermRole::core},
+    {"token_kib", "KiB/token", "R*W KiB", TermRole::core},
+    {"mask_bytes_per_element", "bytes/element", "R*W*W*masks bytes (as GiB)", TermRole::optional},
+    {"score_bytes_per_element", "bytes/element", "R*heads*W*W bytes over math layers (as GiB)", TermRole::optional},
+}};
+
+// Names as they appear in coefficient files, with the unit of the coefficient (from the tables above).
 const std::array<std::string, kStepTerms>& step_term_names();      // "fixed_s", "gemm_s_per_tflop", ...
 const std::array<std::string, kMemoryTerms>& memory_term_names();  // "fixed_gib", "token_kib", ...
+// A step or memory term that older coefficient files lack (TermSpec::in_first_files == false).
+bool added_after_first_files(std::string_view name);
 
 struct StepFeatures {
   std::array<double, kStepTerms> x{};  // x[kExpertStream] = B (GB streamed)
@@ -61,19 +109,27 @@ struct MemoryFeatures {
   std::array<double, kMemoryTerms> y{};  // units in the header comment
 };
 
-// Device seconds: every term but the host one.
-template <typename T>
-T device_seconds(const T* const* c, const StepFeatures& f) {
-  T linear = T(0);
-  for (int i = 0; i < kStepTerms; ++i)
-    if (i != kExpertStream && i != kHost) linear += *c[i] * f.x[i];
-  const T stream = *c[kExpertStream] * f.x[kExpertStream] - *c[kGemm] * f.expert_tflop;
-  return stream > T(0) ? linear + stream : linear;
+// Device seconds of the terms `terms` (any table that starts with the StepTerm rows, so that c[kGemm] is the
+// GEMM rate), coefficients c and features x, one per term. Templated so that Ceres can differentiate it.
+template <typename T, typename Terms>
+T device_seconds(const Terms& terms, const T* c, const double* x, double expert_tflop) {
+  T device = T(0);
+  for (size_t i = 0; i < terms.size(); ++i)
+    if (terms[i].form == TermForm::linear) device += c[i] * x[i];
+  for (size_t i = 0; i < terms.size(); ++i)
+    if (terms[i].form == TermForm::expert_stream) {
+      const T stream = c[i] * x[i] - c[kGemm] * expert_tflop;
+      if (stream > T(0)) device += stream;
+    }
+  return device;
 }
 
-template <typename T>
-T host_seconds(const T* const* c, const StepFeatures& f) {
-  return *c[kHost] * f.x[kHost];
+template <typename T, typename Terms>
+T host_seconds(const Terms& terms, const T* c, const double* x) {
+  T host = T(0);
+  for (size_t i = 0; i < terms.size(); ++i)
+    if (terms[i].form == TermForm::host) host += c[i] * x[i];
+  return host;
 }
 
 // (a^p + b^p)^(1/p) for a, b >= 0, p >= 1, scaled by the larger side so that no power overflows.
@@ -85,13 +141,26 @@ T smooth_max(const T& a, const T& b, double p) {
   return big * pow(pow(a / big, p) + pow(b / big, p), 1.0 / p);
 }
 
-// Step seconds for coefficients c (indexed by StepTerm) and overlap exponent p. Templated so that Ceres
-// can differentiate it.
-template <typename T>
-T step_seconds(const T* const* c, const StepFeatures& f, double p) {
-  const T device = device_seconds(c, f);
-  const T host = host_seconds(c, f);
+// Step seconds for coefficients c and overlap exponent p.
+template <typename T, typename Terms>
+T step_seconds(const Terms& terms, const T* c, const double* x, double expert_tflop, double p) {
+  const T device = device_seconds(terms, c, x, expert_tflop);
+  const T host = host_seconds(terms, c, x);
   return host > T(0) ? smooth_max(device, host, p) : device;
+}
+
+// The same over the model's own table, c indexed by StepTerm.
+template <typename T>
+T device_seconds(const T* c, const StepFeatures& f) {
+  return device_seconds(kStepTermTable, c, f.x.data(), f.expert_tflop);
+}
+template <typename T>
+T host_seconds(const T* c, const StepFeatures& f) {
+  return host_seconds(kStepTermTable, c, f.x.data());
+}
+template <typename T>
+T step_seconds(const T* c, const StepFeatures& f, double p) {
+  return step_seconds(kStepTermTable, c, f.x.data(), f.expert_tflop, p);
 }
 
 class FeatureMaker {

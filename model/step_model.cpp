@@ -15,11 +15,9 @@ StepModel::StepModel(const ModelShape& shape, const Coefficients& coefficients)
 
 StepModel::Sides StepModel::sides(const MicroBatch& batch) const {
   const StepFeatures f = features_.step(batch);
-  std::array<const double*, kStepTerms> c{};
-  for (int i = 0; i < kStepTerms; ++i) c[i] = &c_[i];
   Sides s;
-  s.device_s = device_seconds(c.data(), f);
-  s.host_s = host_seconds(c.data(), f);
+  s.device_s = device_seconds(c_.data(), f);
+  s.host_s = host_seconds(c_.data(), f);
   // step_seconds() would compute both sides again: combine the two just computed (the planner's hot path).
   s.step_s = s.host_s > 0 ? smooth_max(s.device_s, s.host_s, coefficients_.overlap_exponent) : s.device_s;
   return s;

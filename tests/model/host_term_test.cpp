@@ -13,13 +13,10 @@ namespace sm = stepcast::model;
 
 namespace {
 
-// Coefficient pointers in the layout step_seconds() takes (one pointer per StepTerm, as Ceres passes them).
+// Coefficients in the layout step_seconds() takes (one parameter vector indexed by StepTerm, as Ceres passes it).
 struct Pointers {
-  explicit Pointers(const std::array<double, sm::kStepTerms>& c) : values(c) {
-    for (int i = 0; i < sm::kStepTerms; ++i) p[i] = &values[i];
-  }
-  std::array<double, sm::kStepTerms> values;
-  std::array<const double*, sm::kStepTerms> p{};
+  explicit Pointers(const std::array<double, sm::kStepTerms>& c) : p(c) {}
+  std::array<double, sm::kStepTerms> p;
 };
 
 sm::MicroBatch batch(int64_t rows, int64_t width) {
