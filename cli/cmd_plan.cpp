@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "cli/app.hpp"
+#include "io/atomic_file.hpp"
 #include "io/coefficients_io.hpp"
 #include "io/corpus_io.hpp"
 #include "report/format.hpp"
@@ -51,6 +52,7 @@ struct PlanOptions {
   int threads = 2;
   std::string report;
   std::string save_corpus;
+  bool force = false;
   bool no_sweep = false;
   Format format = Format::text;
 };
@@ -303,8 +305,21 @@ void write_html(const PlanOptions& o, const Scenario& s, const planner::Corpus& 
   write_report(o.report, in);
 }
 
+// Before the sweep, so a refused output costs nothing; the outputs never replace the scenario's inputs or
+// each other (docs/user-guide.md, "Output files").
+void check_outputs(const PlanOptions& o, const Scenario& s) {
+  const std::vector<std::string> inputs{s.path, s.corpus.file, s.coefficients};
+  if (!o.save_corpus.empty()) io::check_output(o.save_corpus, {"--save-corpus", o.force, inputs});
+  if (!o.report.empty()) {
+    auto report_inputs = inputs;
+    report_inputs.push_back(o.save_corpus);
+    io::check_output(o.report, {"--report", o.force, report_inputs});
+  }
+}
+
 void run_plan(const PlanOptions& o) {
   const Scenario s = scenario_with_overrides(o);
+  check_outputs(o, s);
   std::string corpus_desc, predictor_desc;
   const planner::Corpus corpus = load_corpus(s.corpus, corpus_desc);
   if (!o.save_corpus.empty()) save_corpus_csv(o.save_corpus, corpus);
@@ -371,6 +386,7 @@ void add_plan_command(CLI::App& app) {
   cmd->add_option("--top", opts->top, "Recommendations to show")->check(CLI::PositiveNumber);
   cmd->add_option("--threads", opts->threads, "Threads for the sweep")->check(CLI::Range(1, 64))->default_str("2");
   cmd->add_option("--report", opts->report, "Also write a self-contained HTML report with SVG charts");
+  cmd->add_flag("--force", opts->force, "Overwrite an existing --report or --save-corpus (never an input)");
   cmd->add_flag("--no-sweep", opts->no_sweep, "Simulate the baseline only (no recommendations)");
   cmd->add_option("--save-corpus", opts->save_corpus, "Also write the corpus used (e.g. a synthetic one) as CSV");
   add_format_option(cmd, opts->format);
