@@ -70,6 +70,8 @@ class TempFileGuard {
 
 std::string errno_text(int e) { return std::strerror(e); }
 
+fs::path folder_of(const fs::path& target) { return target.has_parent_path() ? target.parent_path() : fs::path("."); }
+
 // `path` with a symbolic link (chain) followed to the file it names; refuses a dangling link and any
 // existing target that is not a regular file.
 fs::path resolve_target(const std::string& path, const std::string& flag) {
@@ -102,7 +104,7 @@ bool same_file(const fs::path& a, const std::string& b) {
 // An exclusively created (O_EXCL) hidden file beside the target: never an existing file, never another
 // process's temporary. Returns its descriptor and sets `temp`.
 int create_temp(const fs::path& target, const std::string& what, std::string& temp) {
-  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  const fs::path dir = folder_of(target);
   static std::atomic<unsigned> counter{0};
   for (int attempt = 0; attempt < 100; ++attempt) {
     std::string name = target.filename().string();
@@ -141,7 +143,7 @@ void keep_mode(int fd, const fs::path& target) {
 // The rename is durable only once the folder's entry is on disk. Some file systems cannot fsync a folder
 // (EINVAL): nothing more can be done there.
 void sync_folder(const fs::path& target, const std::string& what) {
-  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  const fs::path dir = folder_of(target);
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return;
   const int rc = ::fsync(fd);
@@ -161,6 +163,9 @@ std::string check_output(const std::string& path, const OutputPolicy& policy) {
       throw InputError(who + ": this is also an input of the command (" + input +
                        "). Violated constraint: an output never replaces an input, --force or not");
   std::error_code ec;
+  const fs::path dir = folder_of(target);
+  if (!fs::is_directory(dir, ec))
+    throw InputError(who + ": the folder " + dir.string() + " does not exist. Violated constraint: an existing folder");
   if (fs::exists(target, ec) && !policy.force && !policy.append)
     throw InputError(who + ": the file exists. Violated constraint: pass --force to overwrite it");
   return target.string();

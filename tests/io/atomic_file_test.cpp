@@ -115,6 +115,7 @@ TEST_CASE("folders, devices and dangling links are refused, --force or not", "[i
   CHECK_THROWS_AS(write_file_atomically(dir.file("dangling.yaml"), "x", "coefficients"), InputError);
   CHECK_THAT(refusal("", {"--out", true, {}}), Contains("--out: an empty path"));
   CHECK_THROWS_AS(write_file_atomically(dir.file("no-such-folder/c.yaml"), "x", "coefficients"), InputError);
+  CHECK_THAT(refusal(dir.file("no-such-folder/c.yaml"), {"--out", false, {}}), Contains("no-such-folder does not exist"));
 }
 
 TEST_CASE("a symbolic link is followed: the file it names is replaced and the link stays a link", "[io][output]") {
