@@ -45,7 +45,7 @@ const std::vector<int64_t> kAllPoints{161, 162, 321, 322};  // width * 10 + rows
 
 }  // namespace
 
-TEST_CASE("a sweep killed with SIGKILL mid-point keeps every finished point; the re-run measures only the rest",
+TEST_CASE("a sweep killed with SIGKILL mid-point keeps every finished point, the re-run measures only the rest",
           "[harness][faults]") {
   stepcast::testing::TempFile out("", ".jsonl");
   std::filesystem::remove(out.path());
@@ -78,7 +78,7 @@ TEST_CASE("an out-of-memory point re-verifies the baseline and the sweep goes on
   CHECK_FALSE(records[2].oom);
 }
 
-TEST_CASE("memory left off the baseline after an OOM stops the sweep; a fresh process resumes", "[harness][faults]") {
+TEST_CASE("memory left off the baseline after an OOM stops the sweep, a fresh process resumes", "[harness][faults]") {
   stepcast::testing::TempFile out("", ".jsonl");
   std::filesystem::remove(out.path());
   {

@@ -85,7 +85,7 @@ TEST_CASE("a new file is written whole, with no temporary file left beside it", 
   CHECK(dir.entries() == 1);
 }
 
-TEST_CASE("an existing file needs --force; an input is refused even with --force", "[io][output]") {
+TEST_CASE("an existing file needs --force, an input is refused even with --force", "[io][output]") {
   TempDir dir;
   const std::string out = dir.file("c.yaml"), input = dir.file("m.jsonl");
   write_plain(out, "old\n");

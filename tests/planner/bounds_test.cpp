@@ -86,7 +86,7 @@ TEST_CASE("corpora beyond kMaxSamples are refused before anything is allocated",
   CHECK(generate_synthetic(spec).size() == 1000);
 }
 
-TEST_CASE("memory per sample: a corpus and one schedule stay within the stated bytes", "[planner][bounds]") {
+TEST_CASE("memory per sample: a corpus and two sweep threads' schedules stay within kBytesPerSample", "[planner][bounds]") {
   SyntheticSpec spec;
   spec.samples = 200'000;
   spec.roots = 1000;
