@@ -9,6 +9,7 @@
 #include "calibrate/records.hpp"
 #include "cli/app.hpp"
 #include "cli/fit_options.hpp"
+#include "io/atomic_file.hpp"
 #include "io/fit_input.hpp"
 #include "io/coefficients_io.hpp"
 #include "report/format.hpp"
@@ -115,8 +116,12 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_flag("--force", o->force, "Overwrite an existing --out");
   add_format_option(cmd, o->format);
   cmd->callback([o]() {
-    if (!o->out.empty() && std::filesystem::exists(o->out) && !o->force)
-      throw InputError("--out " + o->out + ": the file exists. Violated constraint: pass --force to overwrite it");
+    if (!o->out.empty()) {
+      auto inputs = o->input.measurements;  // and the prior and model config when given as files
+      for (const auto& file : {o->input.prior, o->input.model})
+        if (std::filesystem::is_regular_file(file)) inputs.push_back(file);
+      io::check_output(o->out, {"--out", o->force, inputs});
+    }
     const FitInput in = load_fit_input(o->input, STEPCAST_VERSION);
     calibrate::FitReport report = calibrate::fit(in.shape, in.records, in.options);
     report.coefficients.fitted_records = io::record_fingerprints(in.records);  // provenance for --prior auto

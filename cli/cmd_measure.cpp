@@ -9,6 +9,7 @@
 
 #include "cli/app.hpp"
 #include "report/json_output.hpp"
+#include "io/atomic_file.hpp"
 #include "io/corpus_io.hpp"
 #include "io/model_config.hpp"
 #include "harness/device.hpp"
@@ -202,6 +203,7 @@ void run_one_run(const MeasureOptions& o, const model::ModelShape& shape) {
 }
 
 void run_measure(const MeasureOptions& o) {
+  io::check_output(o.out, {"--out", false, {o.model, o.run_corpus}, true});  // appended: never a device or an input
   const model::ModelShape shape = load_model(o.model);
   check_lora(shape, o);
   if (!o.run_corpus.empty() || !o.run_synthetic.empty()) return run_one_run(o, shape);

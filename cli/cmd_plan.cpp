@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "cli/app.hpp"
+#include "io/atomic_file.hpp"
 #include "io/coefficients_io.hpp"
 #include "io/corpus_io.hpp"
 #include "report/format.hpp"
@@ -54,6 +55,7 @@ struct PlanOptions {
   int threads = 2;
   std::string report;
   std::string save_corpus;
+  bool force = false;
   bool no_sweep = false;
   bool progress = false;
   std::vector<std::string> fail_on;
@@ -205,8 +207,21 @@ void check_fail_on(const std::vector<std::string>& fail_on, const PlanOutput& ou
   if (!failed.empty()) throw CheckFailed("--fail-on: " + failed + ". " + report::headline(out));
 }
 
+// Before the sweep, so a refused output costs nothing; the outputs never replace the scenario's inputs or
+// each other (docs/user-guide.md, "Output files").
+void check_outputs(const PlanOptions& o, const Scenario& s) {
+  const std::vector<std::string> inputs{s.path, s.corpus.file, s.coefficients};
+  if (!o.save_corpus.empty()) io::check_output(o.save_corpus, {"--save-corpus", o.force, inputs});
+  if (!o.report.empty()) {
+    auto report_inputs = inputs;
+    report_inputs.push_back(o.save_corpus);
+    io::check_output(o.report, {"--report", o.force, report_inputs});
+  }
+}
+
 void run_plan(const PlanOptions& o) {
   const Scenario s = scenario_with_overrides(o);
+  check_outputs(o, s);
   std::string corpus_desc, predictor_desc;
   const planner::Corpus corpus = load_corpus(s.corpus, corpus_desc);
   if (!o.save_corpus.empty()) save_corpus_csv(o.save_corpus, corpus);
@@ -271,6 +286,7 @@ void add_plan_command(CLI::App& app) {
   cmd->add_option("--top", opts->top, "Recommendations to show")->check(CLI::PositiveNumber);
   cmd->add_option("--threads", opts->threads, "Threads for the sweep")->check(CLI::Range(1, 64))->default_str("2");
   cmd->add_option("--report", opts->report, "Also write a self-contained HTML report with SVG charts");
+  cmd->add_flag("--force", opts->force, "Overwrite an existing --report or --save-corpus (never an input)");
   cmd->add_flag("--no-sweep", opts->no_sweep, "Simulate the baseline only (no recommendations)");
   cmd->add_option("--save-corpus", opts->save_corpus, "Also write the corpus used (e.g. a synthetic one) as CSV");
   cmd->add_flag("--progress", opts->progress, "Print progress lines even when stderr is not a terminal");

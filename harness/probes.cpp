@@ -1,7 +1,12 @@
 #include "harness/probes.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
+#include <csignal>
+#include <cstdlib>
 #include <cmath>
 #include <ctime>
 #include <filesystem>
@@ -466,6 +471,27 @@ int64_t take_baseline(Model& model, const std::vector<PointSpec>& points, const 
   return allocated_bytes(device);
 }
 
+// A file whose last line lacks its newline (edited by hand) would glue the next record onto it.
+void end_with_newline(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_APPEND | O_CLOEXEC);
+  if (fd < 0) return;  // a new file: append_record creates it
+  char last = '\n';
+  const off_t size = ::lseek(fd, 0, SEEK_END);
+  const bool unterminated = size > 0 && ::pread(fd, &last, 1, size - 1) == 1 && last != '\n';
+  const bool ok = !unterminated || (::write(fd, "\n", 1) == 1 && ::fsync(fd) == 0);
+  ::close(fd);
+  if (!ok) throw Error(path + ": cannot end the last record with a newline before appending");
+}
+
+// After an OOM: the allocated memory must be back at the baseline, or every later peak is wrong.
+void reverify_baseline(int64_t after, int64_t baseline, size_t point, const SweepOptions& o) {
+  if (after == baseline) return;
+  throw CheckFailed("after the out-of-memory error at point " + std::to_string(point) + ", allocated memory is " +
+                    std::to_string(after - baseline) + " bytes off the baseline (" + std::to_string(baseline) +
+                    " bytes), so every later peak would be wrong. The sweep stopped; the finished points are in " +
+                    o.out + ": run the same command again to resume in a fresh process (docs/harness.md)");
+}
+
 std::string outcome_text(const calibrate::Record& rec, const SweepOptions& o, const DeviceInfo& dev) {
   std::string outcome = "step " + fixed(*rec.step_s, 3) + " s (median of " + std::to_string(o.repetitions) + ")" +
                         (dev.cuda ? ", peak " + fixed(*rec.peak_gib, 2) + " GiB" : "");
@@ -481,9 +507,34 @@ std::string outcome_text(const calibrate::Record& rec, const SweepOptions& o, co
 
 }  // namespace
 
+Faults faults_from_env() {
+  const char* value = std::getenv(kFaultVariable);
+  if (value == nullptr || *value == '\0') return {};
+  const std::string text = value;
+  const size_t at = text.find('@');
+  const std::string kind = text.substr(0, at);
+  int64_t n = 0;
+  try {
+    size_t used = 0;
+    n = at == std::string::npos ? 0 : std::stoll(text.substr(at + 1), &used);
+    if (used != text.size() - at - 1) n = 0;
+  } catch (const std::exception&) {
+    n = 0;
+  }
+  Faults f;
+  if (n >= 1 && kind == "kill") f.kill_at = n;
+  else if (n >= 1 && (kind == "oom" || kind == "leak")) f.oom_at = n;
+  else
+    throw InputError(std::string(kFaultVariable) + " = '" + text + "'. Violated constraint: kill@N, oom@N or leak@N, N >= 1");
+  if (kind == "leak") f.leaked_bytes = int64_t{1} << 20;
+  return f;
+}
+
 SweepSummary run_sweep(Model& model, const SweepOptions& o, const DeviceInfo& dev, ActivitySource* activity) {
+  const Faults faults = faults_from_env();
   const std::vector<PointSpec> points = plan_points(o);
   const std::vector<std::string> done_list = measured_keys(o.out);
+  end_with_newline(o.out);
   const std::set<std::string> done(done_list.begin(), done_list.end());
   const torch::Device device = model.options().device;
   SweepSummary summary;
@@ -515,8 +566,11 @@ SweepSummary run_sweep(Model& model, const SweepOptions& o, const DeviceInfo& de
     // The process-start point starts below the baseline (no library workspaces yet): only its end is checked.
     bool ok = baseline < 0 || before == baseline;
     std::string outcome;
+    const bool inject_oom = faults.oom_at == static_cast<int64_t>(i + 1);
     try {
+      if (inject_oom) throw std::runtime_error("out of memory (injected by " + std::string(kFaultVariable) + ")");
       PointResult r = measure_point(model, p, tier, o, dev, activity);
+      if (faults.kill_at == static_cast<int64_t>(i + 1)) ::raise(SIGKILL);  // measured, not yet recorded
       rec = point_record(p, o, dev, model, tier);  // again: layer_info now holds this point's backends
       add_result(r, rec);
       if (dev.cuda) rec.peak_gib = static_cast<double>(r.peak_bytes) / kGiB;
@@ -539,7 +593,7 @@ SweepSummary run_sweep(Model& model, const SweepOptions& o, const DeviceInfo& de
     model.zero_grad();
     synchronize(device);
     release_cached(device);
-    const int64_t after = allocated_bytes(device);
+    const int64_t after = allocated_bytes(device) + (inject_oom ? faults.leaked_bytes : 0);
     if (baseline < 0) baseline = take_baseline(model, points, done, o.primer);
     rec.extra["baseline_gib"] = static_cast<double>(baseline) / kGiB;
     // A peak is only trusted when the point started and ended at the baseline (after an OOM, leaked
@@ -550,8 +604,10 @@ SweepSummary run_sweep(Model& model, const SweepOptions& o, const DeviceInfo& de
       rec.extra["baseline_drift_bytes"] = {before - baseline, after - baseline};
       outcome += " (peak_valid: false, allocated memory off the baseline)";
     }
+    if (rec.oom && ok) outcome += "; baseline re-verified";
     calibrate::append_record(o.out, rec);
     print_progress(i + 1, points.size(), p, outcome);
+    if (rec.oom) reverify_baseline(after, baseline, i + 1, o);
   }
   summary.device_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - sweep_start).count();
   return summary;

@@ -16,7 +16,8 @@
 // return of backward, before any synchronisation (how long the host needs to issue the step).
 // Each point: warm-up steps, N timed steps (CUDA events), the median; the peak from the caching
 // allocator (reset after warm-up); the allocated-memory baseline checked before the point and after an
-// OOM; an OOM is an `oom: true` record and the sweep goes on; a re-run skips points already in the file.
+// OOM; an OOM is an `oom: true` record and the sweep goes on once the memory is back at the baseline (see
+// run_sweep); a re-run skips points already in the file.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -90,7 +91,24 @@ struct SweepSummary {
   double device_seconds = 0;  // wall time of the sweep's points, warm-up and tables included
 };
 
-// Runs the points through `model` and appends one record per point. `activity` may be null (no tables).
+// Fault injection for the reliability tests (docs/harness.md "Faults"), from $STEPCAST_HARNESS_FAULT:
+//   kill@N  SIGKILL after point N (1-based, in sweep order) is measured and before its record is appended
+//   oom@N   point N fails with an out-of-memory error
+//   leak@N  as oom@N, and the allocated memory then reads 1 MiB above the baseline
+struct Faults {
+  int64_t kill_at = 0;  // 0: none
+  int64_t oom_at = 0;
+  int64_t leaked_bytes = 0;  // added to the allocated memory after the injected OOM
+};
+inline constexpr const char* kFaultVariable = "STEPCAST_HARNESS_FAULT";
+// Unset or empty: no faults. Throws InputError on anything else than the forms above.
+Faults faults_from_env();
+
+// Runs the points through `model` and appends one record per point (write + fsync each: a killed sweep
+// keeps every finished point, and a re-run skips them and re-runs the interrupted one). After an OOM the
+// allocated memory must be back at the baseline before the next point; otherwise the sweep stops
+// (CheckFailed) with the OOM record written, since every later peak would include the leaked blocks.
+// `activity` may be null (no tables).
 SweepSummary run_sweep(Model& model, const SweepOptions& options, const DeviceInfo& device, ActivitySource* activity);
 
 double median(std::vector<double> values);

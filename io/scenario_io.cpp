@@ -9,8 +9,7 @@ namespace stepcast::io {
 namespace {
 
 constexpr int64_t kSchemaVersion = 1;
-// A corpus is held in memory as int32 lengths: 10^9 samples would be 4 GB; beyond is surely a typo.
-constexpr int64_t kMaxSamples = 1'000'000'000;
+using planner::kMaxSamples;  // the planner's memory bound, refused here with the file's line
 
 std::string key_path(const MapReader& r, const std::string& key) {
   return r.path().empty() ? key : r.path() + "." + key;

@@ -40,17 +40,28 @@ std::vector<int32_t> identity_order(int64_t n) {
   return order;
 }
 
-// Stable counting sort by length: lengths are bounded by the longest (truncated) sample, so
-// O(n + longest), no compare sort.
+// Stable sort by length in O(n) time and memory whatever the longest sample: a radix sort on 16-bit
+// digits, one counting pass when every length is below 65,536 and two otherwise (512 KiB of counts). A
+// counting sort over 0..longest cost 8 bytes per token of the longest sample: 16 GiB for one 2^31-token
+// sample (docs/planner.md "Bounded resources").
 std::vector<int32_t> sorted_order(const std::vector<int32_t>& lengths) {
-  int32_t longest = 0;
-  for (int32_t l : lengths) longest = std::max(longest, l);
-  std::vector<int64_t> start(static_cast<size_t>(longest) + 2, 0);
-  for (int32_t l : lengths) ++start[static_cast<size_t>(l) + 1];
-  for (size_t i = 1; i < start.size(); ++i) start[i] += start[i - 1];
-  std::vector<int32_t> order(lengths.size());
-  for (size_t i = 0; i < lengths.size(); ++i)
-    order[static_cast<size_t>(start[static_cast<size_t>(lengths[i])]++)] = static_cast<int32_t>(i);
+  constexpr int kDigitBits = 16;
+  constexpr uint32_t kDigitMask = (1u << kDigitBits) - 1;
+  uint32_t longest = 0;
+  for (int32_t l : lengths) longest = std::max(longest, static_cast<uint32_t>(l));
+  std::vector<int32_t> order = identity_order(static_cast<int64_t>(lengths.size()));
+  std::vector<int32_t> next(lengths.size());
+  std::vector<int64_t> start(size_t{kDigitMask} + 2);
+  for (int shift = 0; shift < 32 && (shift == 0 || (longest >> shift) != 0); shift += kDigitBits) {
+    const auto digit = [&](int32_t id) {
+      return (static_cast<uint32_t>(lengths[static_cast<size_t>(id)]) >> shift) & kDigitMask;
+    };
+    std::fill(start.begin(), start.end(), 0);
+    for (int32_t id : order) ++start[digit(id) + 1];
+    for (size_t i = 1; i < start.size(); ++i) start[i] += start[i - 1];
+    for (int32_t id : order) next[static_cast<size_t>(start[digit(id)]++)] = id;
+    order.swap(next);
+  }
   return order;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "model/errors.hpp"
 #include "planner/random.hpp"
 
 namespace stepcast::planner {
@@ -32,7 +33,15 @@ size_t pick_component(const std::vector<LogNormalComponent>& components, double 
 
 }  // namespace
 
+void check_sample_count(int64_t samples, const std::string& what) {
+  if (samples > kMaxSamples)
+    throw InputError(what + ": " + std::to_string(samples) + " samples. Violated constraint: <= " +
+                     std::to_string(kMaxSamples) + " (about " + std::to_string(kBytesPerSample) +
+                     " bytes each while planning; docs/planner.md \"Bounded resources\")");
+}
+
 Corpus generate_synthetic(const SyntheticSpec& spec) {
+  check_sample_count(spec.samples, "synthetic corpus");
   Corpus corpus;
   corpus.lengths.reserve(static_cast<size_t>(spec.samples));
   double total_weight = 0;
@@ -54,7 +63,14 @@ Corpus generate_synthetic(const SyntheticSpec& spec) {
 }
 
 Corpus expand_histogram(const std::vector<HistogramBin>& bins, uint64_t seed) {
+  int64_t samples = 0;
+  for (const auto& bin : bins) {
+    samples += std::min(bin.count, kMaxSamples + 1);  // stops just past the cap: no overflow
+    if (samples > kMaxSamples) break;
+  }
+  check_sample_count(samples, "histogram corpus");
   Corpus corpus;
+  corpus.lengths.reserve(static_cast<size_t>(samples));
   for (const auto& bin : bins)
     corpus.lengths.insert(corpus.lengths.end(), static_cast<size_t>(bin.count), static_cast<int32_t>(bin.length));
   Rng rng(seed);

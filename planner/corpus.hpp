@@ -8,6 +8,14 @@
 
 namespace stepcast::planner {
 
+// Memory per sample while planning: the corpus's int32 columns (length, kept, root) and, per sweep thread,
+// the schedule being simulated (truncated lengths, sort order, rows, sample order, batch bounds: about
+// 40 bytes). Peak resident memory measured at about 120 bytes per sample with the default two threads
+// (docs/planner.md "Bounded resources"); kMaxSamples keeps that near 6 GB. 10^9 samples (the earlier cap)
+// ran out of memory.
+constexpr int64_t kBytesPerSample = 128;
+constexpr int64_t kMaxSamples = 50'000'000;
+
 struct Corpus {
   std::vector<int32_t> lengths;  // tokens of each sample, corpus order
   std::vector<int32_t> kept;     // loss tokens of each sample (the last `kept` tokens); empty if unknown
@@ -39,6 +47,7 @@ struct SyntheticSpec {
   std::vector<LogNormalComponent> components{LogNormalComponent{}};
 };
 
+// Throws InputError beyond kMaxSamples, before allocating.
 Corpus generate_synthetic(const SyntheticSpec& spec);
 
 // A histogram of exact lengths. A histogram has no order, so the samples are laid out in a seeded
@@ -48,6 +57,7 @@ struct HistogramBin {
   int64_t count = 0;
 };
 
+// Throws InputError when the counts sum beyond kMaxSamples, before allocating.
 Corpus expand_histogram(const std::vector<HistogramBin>& bins, uint64_t seed);
 
 }  // namespace stepcast::planner

@@ -4,7 +4,13 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <functional>
+#include <set>
+#include <string>
 #include <thread>
+#include <unordered_map>
+
+#include "model/errors.hpp"
 
 namespace stepcast::planner {
 
@@ -48,9 +54,35 @@ bool keep_tokens_per_step(SweepConfig& c, int64_t rows_per_step, double tokens_p
 
 }  // namespace
 
+namespace {
+
+// a * b, or just past kMaxSweepConfigurations when it would be beyond (no overflow for any list sizes).
+int64_t capped_product(int64_t a, int64_t b) {
+  return a > (kMaxSweepConfigurations + 1) / b ? kMaxSweepConfigurations + 1 : a * b;
+}
+
+}  // namespace
+
+int64_t sweep_size(const SweepSpec& spec) {
+  const auto count = [](const std::vector<int64_t>& v) { return std::max<int64_t>(1, static_cast<int64_t>(v.size())); };
+  const int64_t per_policy =
+      capped_product(capped_product(count(spec.micro_batches), count(spec.max_lengths)), count(spec.pad_to_multiples));
+  int64_t total = 0;
+  for (Policy policy : spec.policies) {
+    total += policy == Policy::sorted_buckets ? capped_product(per_policy, count(spec.bucket_sizes)) : per_policy;
+    if (total > kMaxSweepConfigurations) return kMaxSweepConfigurations + 1;
+  }
+  return total;
+}
+
 std::vector<SweepConfig> sweep_configs(const Corpus& corpus, const BatchingSpec& baseline, const RunSpec& run,
                                        const SweepSpec& spec, int64_t& skipped) {
   skipped = 0;
+  if (sweep_size(spec) > kMaxSweepConfigurations)
+    throw InputError("sweep: more than " + std::to_string(kMaxSweepConfigurations) +
+                     " configurations (policies x micro_batches x max_lengths x pad_to_multiples, x bucket_sizes for "
+                     "sorted-buckets). Violated constraint: <= " + std::to_string(kMaxSweepConfigurations) +
+                     "; shorten the sweep lists");
   const int64_t rows_per_step = baseline.micro_batch * run.accumulation;
   const double tokens_per_step = static_cast<double>(rows_per_step) * mean_tokens(corpus, baseline.max_length);
   const auto multiples = or_default(spec.pad_to_multiples, baseline.pad_to_multiple_of);
@@ -77,15 +109,6 @@ namespace {
 
 bool same_time(double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(std::abs(a), std::abs(b)); }
 
-// Packed rows hold other samples than padded ones, so a packed plan is only ever equivalent to a packed
-// one (e.g. a pad multiple that divides max_length changes nothing).
-bool equivalent(const PlanResult& a, const PlanResult& b) {
-  const bool a_pack = a.batching.policy == Policy::pack, b_pack = b.batching.policy == Policy::pack;
-  return a_pack == b_pack && a.batching.micro_batch == b.batching.micro_batch && a.accumulation == b.accumulation &&
-         a.batching.max_length == b.batching.max_length && a.processed_tokens == b.processed_tokens &&
-         a.distinct_shapes == b.distinct_shapes && same_time(a.wall_clock_s, b.wall_clock_s);
-}
-
 }  // namespace
 
 bool ranks_before(const PlanResult& a, const PlanResult& b, int64_t baseline_truncated_tokens) {
@@ -109,15 +132,54 @@ int64_t extra_truncated_tokens(const PlanResult& plan, int64_t baseline_truncate
   return std::max<int64_t>(0, plan.truncated.tokens - baseline_truncated_tokens);
 }
 
+namespace {
+
+// Two plans are equivalent when their keys are equal and their wall clocks are the same_time. Packed rows
+// hold other samples than padded ones, so a packed plan is only ever equivalent to a packed one (e.g. a pad
+// multiple that divides max_length changes nothing).
+struct PlanKey {
+  bool packed;
+  int64_t micro_batch, accumulation, max_length, processed_tokens, distinct_shapes;
+  bool operator==(const PlanKey&) const = default;
+};
+
+PlanKey plan_key(const PlanResult& p) {
+  return {p.batching.policy == Policy::pack, p.batching.micro_batch, p.accumulation, p.batching.max_length,
+          p.processed_tokens, p.distinct_shapes};
+}
+
+struct PlanKeyHash {
+  size_t operator()(const PlanKey& k) const {
+    size_t h = std::hash<bool>{}(k.packed);
+    for (int64_t v : {k.micro_batch, k.accumulation, k.max_length, k.processed_tokens, k.distinct_shapes})
+      h = h * 1'000'003 ^ std::hash<int64_t>{}(v);  // a multiplier prime, as in CPython's tuple hash
+    return h;
+  }
+};
+
+// True when a plan of the same key with a wall clock within same_time of `t` is in `kept`; only the
+// nearest wall clock on either side can be within it.
+bool near_kept(const std::set<double>& kept, double t) {
+  const auto above = kept.lower_bound(t);
+  if (above != kept.end() && same_time(*above, t)) return true;
+  return above != kept.begin() && same_time(*std::prev(above), t);
+}
+
+}  // namespace
+
 void rank_plans(std::vector<PlanResult>& plans, int64_t baseline_truncated_tokens) {
   std::stable_sort(plans.begin(), plans.end(), [&](const PlanResult& a, const PlanResult& b) {
     return ranks_before(a, b, baseline_truncated_tokens);
   });
+  // A hash on the exact key, then an ordered search on wall clock: O(n log n) where comparing every plan
+  // with every kept one was O(n^2) (minutes for 350 k configurations; docs/planner.md "Bounded resources").
+  std::unordered_map<PlanKey, std::set<double>, PlanKeyHash> kept_times;
   std::vector<PlanResult> kept;
   for (auto& p : plans) {
-    const bool duplicate =
-        std::any_of(kept.begin(), kept.end(), [&](const PlanResult& k) { return equivalent(k, p); });
-    if (!duplicate) kept.push_back(std::move(p));
+    std::set<double>& times = kept_times[plan_key(p)];
+    if (near_kept(times, p.wall_clock_s)) continue;
+    times.insert(p.wall_clock_s);
+    kept.push_back(std::move(p));
   }
   plans = std::move(kept);
 }

@@ -31,6 +31,11 @@ struct SweepSpec {
   int threads = 2;
 };
 
+// A sweep simulates every configuration over the whole corpus and keeps each result (about 0.5 KB) until
+// ranked: 10^6 configurations are about 0.5 GB and, on a 20 k-sample corpus, 10-20 minutes on two threads
+// (docs/planner.md "Bounded resources" and "Speed"). A longer grid is refused before anything is simulated.
+constexpr int64_t kMaxSweepConfigurations = 1'000'000;
+
 struct SweepConfig {
   BatchingSpec batching;
   int64_t accumulation = 1;
@@ -44,8 +49,12 @@ struct SweepResult {
   int64_t skipped = 0;                      // micro-batch sizes that cannot keep rows per optimizer step
 };
 
-// The grid, in a fixed order; `skipped` counts the combinations left out (including a max_length whose
-// rounding up to a pad multiple would not fit a 32-bit width).
+// Configurations the grid holds (before skipping), counted up to just past kMaxSweepConfigurations.
+int64_t sweep_size(const SweepSpec& spec);
+
+// The grid, in a fixed order; throws InputError beyond kMaxSweepConfigurations. `skipped` counts the
+// combinations left out (including a max_length whose rounding up to a pad multiple would not fit a 32-bit
+// width).
 std::vector<SweepConfig> sweep_configs(const Corpus& corpus, const BatchingSpec& baseline, const RunSpec& run,
                                        const SweepSpec& spec, int64_t& skipped);
 

@@ -141,7 +141,7 @@ TEST_CASE("a corpus given on the command line replaces the scenario's", "[planne
 
 TEST_CASE("the HTML report is one self-contained file with five SVG charts", "[planner][cli][report]") {
   TempFile html("", ".html");
-  const auto r = run_cli("plan " + kSeed + " --report " + html.path());
+  const auto r = run_cli("plan " + kSeed + " --report " + html.path() + " --force");
   REQUIRE(r.exit_code == 0);
   const std::string page = slurp(html.path());
   size_t charts = 0;
@@ -211,7 +211,7 @@ TEST_CASE("pad-to-multiple-of on the command line pads exactly, and every plan r
   CHECK_THAT(text.out, Contains("2 distinct shapes (rows x width, pad_to_multiple_of 64)") &&
                            Contains("optimizer step 0.0000 s (from scenario run.optimizer_step_s)"));
   TempFile html("", ".html");
-  REQUIRE(run_cli("plan " + args + " --pad-to-multiple-of 64 --report " + html.path()).exit_code == 0);
+  REQUIRE(run_cli("plan " + args + " --pad-to-multiple-of 64 --report " + html.path() + " --force").exit_code == 0);
   CHECK_THAT(slurp(html.path()), Contains("distinct shapes") && Contains("pad to multiple of") && Contains(" m64"));
   const auto bad = run_cli("plan " + kSeed + " --pad-to-multiple-of 100000");
   CHECK(bad.exit_code == 2);
