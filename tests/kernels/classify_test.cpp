@@ -71,7 +71,7 @@ TEST_CASE("real kernel names get their category, direction, library, arch and ti
        "gemm", "", "cuBLAS", "sm90", ""},
       {"ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_64x3_tn", "gemm", "", "cuBLAS", "sm80", ""},
       {"void cublasLt::splitKreduce_kernel<32, 16, int, float, __nv_bfloat16, float>(cublasLt::cublasSplitKParams<float>)",
-       "gemm", "", "cuBLAS", "", ""},
+       "gemm", "", "cuBLASLt", "", ""},
       {"cutlass3x_sm90_tensorop_gemm_bf16_bf16_f32_bf16_bf16_128x256x64_1x1x1_0_tnn_align8_warpspecialized_cooperative_epi_tma",
        "gemm", "", "CUTLASS 3.x", "sm90", ""},
       {"void cutlass::device_kernel<at::cuda::detail::enable_3x_kernel_for_sm9x<cutlass::gemm::kernel::GemmUniversal<"
@@ -87,7 +87,7 @@ TEST_CASE("real kernel names get their category, direction, library, arch and ti
       {"void at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl_nocast<at::native::direct_copy_kernel_cuda"
        "(at::TensorIteratorBase&)::{lambda()#3}::operator()() const::{lambda(c10::BFloat16)#1}> >(int)",
        "copy", "", "ATen", "", ""},
-      {"ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "other", "", "NCCL", "", ""},
+      {"ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "communication", "", "NCCL", "", ""},
       {"my_custom_kernel", "other", "", "unknown", "", ""},
   }));
   INFO(c.name);
