@@ -47,6 +47,7 @@ constexpr Rule kCategoryRules[] = {
     {B, I, "dot_do_o", "attention"},
     {B, I, "convert_dq", "attention"},
     {B, I, "fmha", "attention"},
+    {S, I, "fmha", "attention"},  // composable_kernel: ck_tile::kentry<..., ck_tile::FmhaFwdKernel<...>>
     {B, I, "sdpa", "attention"},
     {B, I, "flash_fwd", "attention"},
     {B, I, "flash_bwd", "attention"},

@@ -319,14 +319,15 @@ double uncovered(const std::vector<std::pair<double, double>>& a, const std::vec
   return out;
 }
 
-// Communication kernels that ran while no compute kernel (any other kernel but copies) ran on any stream.
+// Communication kernels that ran while no compute kernel (any other kernel; memcpy / memset run on the
+// copy engines, not the SMs) ran on any stream.
 void measure_exposure(Report& r, const std::vector<KernelClass>& classes) {
   if (r.table.activity.empty()) return;
   std::vector<std::pair<double, double>> comm, compute;
   for (const auto& a : r.table.activity) {
     const KernelClass& c = classes[a.kernel];
     if (c.category == "communication") comm.emplace_back(a.start_s, a.end_s);
-    else if (c.category != "copy") compute.emplace_back(a.start_s, a.end_s);
+    else if (r.table.kernels[a.kernel].kind == "kernel") compute.emplace_back(a.start_s, a.end_s);
   }
   r.communication_exposed_s = 0;
   if (comm.empty()) return;

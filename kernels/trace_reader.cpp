@@ -692,10 +692,10 @@ void refuse_non_trace(const std::filesystem::path& path, const Shape& s) {
 // A trace of an accelerator whose kernels this reader does not know (no CUDA / ROCm kernel events).
 void refuse_foreign_device(const std::filesystem::path& path, const Shape& s, const KernelTable& t) {
   if (!t.kernels.empty() || s.foreign_device_events == 0) return;
-  throw InputError(path.string() + ": a " + s.foreign_device + " trace (" + std::to_string(s.foreign_device_events) +
-                   " " + s.foreign_device + " events" + (t.device.name.empty() ? "" : ", device " + t.device.name) +
-                   "); stepcast kernels reads CUDA and ROCm kernels only. Violated constraint: a trace with "
-                   "CUDA or ROCm device activity");
+  throw InputError(path.string() + ": the trace of an accelerator stepcast does not read (" + s.foreign_device + ": " +
+                   std::to_string(s.foreign_device_events) + " events" +
+                   (t.device.name.empty() ? "" : ", device " + t.device.name) +
+                   ") and no CUDA or ROCm kernels. Violated constraint: a trace with CUDA or ROCm device activity");
 }
 
 }  // namespace
