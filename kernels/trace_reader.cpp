@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -20,6 +21,8 @@
 
 namespace stepcast::kernels {
 namespace {
+
+using namespace std::string_view_literals;  // key == "ph"sv: compares lengths before bytes (the hot path)
 
 constexpr size_t kWindowBytes = 1 << 20;  // 1 MiB read window: large enough that refills cost nothing
 constexpr int kMaxDepth = 256;            // nesting deeper than this is not a profiler trace
@@ -375,14 +378,14 @@ class ChromeTraceParser {
       read_string(&key_);
       expect(':', "the trace object");
       c = next_nonspace();
-      if (key_ == "traceEvents" && c == '[') {
+      if (key_ == "traceEvents"sv && c == '[') {
         shape_.trace_events = true;
         parse_events_array(false);
-      } else if ((key_ == "deviceProperties" || key_ == "computeProperties") && c == '[') {
+      } else if ((key_ == "deviceProperties"sv || key_ == "computeProperties"sv) && c == '[') {
         parse_device_properties();  // "computeProperties": Kineto's name for it in 2021
       } else {
-        if (key_ == "schema") saw_schema_ = true;
-        if (key_ == "nodes") saw_nodes_ = true;
+        if (key_ == "schema"sv) saw_schema_ = true;
+        if (key_ == "nodes"sv) saw_nodes_ = true;
         shape_.schema_and_nodes = saw_schema_ && saw_nodes_;
         skip_value(c, 1);
       }
@@ -429,15 +432,15 @@ class ChromeTraceParser {
         read_string(&key_);
         expect(':', "an event");
         c = next_nonspace();
-        if (c == '"' && (key_ == "ph" || key_ == "cat" || key_ == "name")) {
-          read_string(key_ == "ph" ? &ph_ : key_ == "cat" ? &cat_ : &name_);
-        } else if ((c == '-' || (c >= '0' && c <= '9')) && (key_ == "ts" || key_ == "dur" || key_ == "pid")) {
+        if (c == '"' && (key_ == "ph"sv || key_ == "cat"sv || key_ == "name"sv)) {
+          read_string(key_ == "ph"sv ? &ph_ : key_ == "cat"sv ? &cat_ : &name_);
+        } else if ((c == '-' || (c >= '0' && c <= '9')) && (key_ == "ts"sv || key_ == "dur"sv || key_ == "pid"sv)) {
           const double v = read_number(c);
-          if (key_ == "ts") ts = v;
-          else if (key_ == "dur") dur = v;
+          if (key_ == "ts"sv) ts = v;
+          else if (key_ == "dur"sv) dur = v;
           else pid = static_cast<int64_t>(v);
-        } else if (c == '{' && key_ == "args") {
-          parse_args();
+        } else if (c == '{' && key_ == "args"sv && (cat_.empty() || iequals(cat_, "kernel"))) {
+          parse_args();  // Kineto writes cat before args: the host events' large args are skipped unread
         } else {
           skip_value(c, 3);
         }
@@ -461,7 +464,7 @@ class ChromeTraceParser {
       read_string(&key_);
       expect(':', "an event's args");
       c = next_nonspace();
-      if (c == '"' && key_ == "Collective name") read_string(&collective_);
+      if (c == '"' && key_ == "Collective name"sv) read_string(&collective_);
       else skip_value(c, 4);
       c = next_nonspace();
       if (c == '}') return;
@@ -471,13 +474,13 @@ class ChromeTraceParser {
   }
 
   void take_event(double ts_us, double dur_us, int64_t pid) {
-    if (ph_ != "X" || dur_us < 0) return;
+    if (ph_ != "X"sv || dur_us < 0) return;
     const char* kind = nullptr;
     if (iequals(cat_, "kernel")) kind = "kernel";
     else if (iequals(cat_, "gpu_memcpy") || iequals(cat_, "memcpy")) kind = "memcpy";
     else if (iequals(cat_, "gpu_memset") || iequals(cat_, "memset")) kind = "memset";
     if (kind == nullptr) {
-      if (name_.rfind("ProfilerStep#", 0) == 0 && (cat_ == "user_annotation" || cat_ == "cpu_op"))
+      if (name_.rfind("ProfilerStep#", 0) == 0 && (cat_ == "user_annotation"sv || cat_ == "cpu_op"sv))
         steps_.insert(name_);
       count_other_event();
       return;
@@ -509,7 +512,7 @@ class ChromeTraceParser {
     if (cat_.rfind("mtia", 0) == 0) {
       ++shape_.foreign_device_events;
       shape_.foreign_device = "MTIA";
-    } else if (ph_ != "M") {  // metadata (process / thread names) is not an event of the run
+    } else if (ph_ != "M"sv) {  // metadata (process / thread names) is not an event of the run
       ++shape_.cpu_events;
     }
   }
@@ -541,15 +544,15 @@ class ChromeTraceParser {
       expect(':', "deviceProperties");
       c = next_nonspace();
       const bool num = c == '-' || (c >= '0' && c <= '9');
-      if (c == '"' && (key_ == "name" || key_ == "gcnArchName")) {
-        read_string(key_ == "name" ? &d.info.name : &d.info.gcn_arch);
-      } else if (num && (key_ == "id" || key_ == "computeMajor" || key_ == "computeMinor" || key_ == "major" ||
-                         key_ == "minor" || key_ == "numSms" || key_ == "multiProcessorCount" || key_ == "warpSize")) {
+      if (c == '"' && (key_ == "name"sv || key_ == "gcnArchName"sv)) {
+        read_string(key_ == "name"sv ? &d.info.name : &d.info.gcn_arch);
+      } else if (num && (key_ == "id"sv || key_ == "computeMajor"sv || key_ == "computeMinor"sv || key_ == "major"sv ||
+                         key_ == "minor"sv || key_ == "numSms"sv || key_ == "multiProcessorCount"sv || key_ == "warpSize"sv)) {
         const auto v = static_cast<int>(read_number(c));
-        if (key_ == "id") d.id = v;
-        else if (key_ == "computeMajor" || key_ == "major") d.info.compute_major = v;
-        else if (key_ == "computeMinor" || key_ == "minor") d.info.compute_minor = v;
-        else if (key_ == "warpSize") d.warp_size = v;
+        if (key_ == "id"sv) d.id = v;
+        else if (key_ == "computeMajor"sv || key_ == "major"sv) d.info.compute_major = v;
+        else if (key_ == "computeMinor"sv || key_ == "minor"sv) d.info.compute_minor = v;
+        else if (key_ == "warpSize"sv) d.warp_size = v;
         else d.info.num_sms = v;
       } else {
         skip_value(c, 3);
