@@ -350,6 +350,9 @@ Report analyze(KernelTable table, const AnalyzeOptions& options) {
     KernelRow row{k, k.kind == "kernel" ? classify_kernel(k.name) : classify_copy(k.name), 0};
     row.stat.name = demangle(k.name);  // CUPTI tables may hold mangled names; traces hold demangled ones
     if (const std::string op = collective_from_arg(k.collective); !op.empty()) row.cls.collective = op;
+    // A GEMM kernel a convolution operator launched is that convolution's work (cuDNN's GEMM algorithms).
+    if (k.launched_by == "convolution" && (row.cls.category == "gemm" || row.cls.category == "other"))
+      row.cls.category = "convolution";
     // RCCL is NCCL's port to ROCm and keeps its kernel names; the device tells them apart.
     if (row.cls.library == "NCCL" && table.device.vendor == "AMD") row.cls.library = "RCCL";
     classes.push_back(row.cls);
@@ -495,6 +498,7 @@ nlohmann::json to_json(const Report& r) {
                   {"direction", k.cls.direction}, {"library", k.cls.library},
                   {"arch", k.cls.arch},          {"tier", k.cls.tier},
                   {"collective", k.cls.collective},
+                  {"launched_by", k.stat.launched_by},
                   {"short_count", k.stat.short_count}, {"short_time_s", k.stat.short_time_s}});
   j["kernels"] = ks;
   j["launches"] = r.launches;

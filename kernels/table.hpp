@@ -29,6 +29,8 @@ struct KernelStat {
   std::string kind = "kernel";  // "kernel", "memcpy", "memset"
   std::string collective;       // a NCCL kernel's "Collective name" argument (Kineto writes it since PyTorch 2.1,
                                 // and ncclDevKernel_Generic names none); rows are per name and collective
+  std::string launched_by;      // "convolution" for the launches of a convolution operator (cuDNN runs some
+                                // convolutions as cuBLAS GEMMs); rows are per name, collective and launcher
   int64_t count = 0;
   double time_s = 0;        // sum of the launches' durations
   int64_t short_count = 0;  // launches shorter than KernelTable::short_threshold_s

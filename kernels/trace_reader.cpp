@@ -99,6 +99,7 @@ bool iequals(const std::string& a, const char* b) {
 struct Agg {
   std::string name;
   std::string collective;
+  std::string launched_by;
   std::string kind;
   int64_t count = 0;
   double time_us = 0;
@@ -158,6 +159,7 @@ class ChromeTraceParser {
   }
 
   KernelTable result(const std::string& source, double short_threshold_s);
+  void split_convolution_launches();
   const Shape& shape() const { return shape_; }
 
  private:
@@ -422,6 +424,7 @@ class ChromeTraceParser {
     cat_.clear();
     name_.clear();
     collective_.clear();
+    external_id_ = -1;
     double ts = 0, dur = -1;
     int64_t pid = -1;
     char c = next_nonspace();
@@ -439,8 +442,8 @@ class ChromeTraceParser {
           if (key_ == "ts"sv) ts = v;
           else if (key_ == "dur"sv) dur = v;
           else pid = static_cast<int64_t>(v);
-        } else if (c == '{' && key_ == "args"sv && (cat_.empty() || iequals(cat_, "kernel"))) {
-          parse_args();  // Kineto writes cat before args: the host events' large args are skipped unread
+        } else if (c == '{' && key_ == "args"sv && (cat_.empty() || iequals(cat_, "kernel") || is_convolution_op())) {
+          parse_args();  // Kineto writes cat and name before args: other host events' large args are skipped unread
         } else {
           skip_value(c, 3);
         }
@@ -465,6 +468,8 @@ class ChromeTraceParser {
       expect(':', "an event's args");
       c = next_nonspace();
       if (c == '"' && key_ == "Collective name"sv) read_string(&collective_);
+      else if ((c == '-' || (c >= '0' && c <= '9')) && (key_ == "External id"sv || key_ == "external id"sv))
+        external_id_ = static_cast<int64_t>(read_number(c));
       else skip_value(c, 4);
       c = next_nonspace();
       if (c == '}') return;
@@ -473,7 +478,16 @@ class ChromeTraceParser {
     }
   }
 
+  // A convolution operator (aten::cudnn_convolution, aten::convolution_backward, Kineto's 2021 cat
+  // "Operator"): cuDNN runs some convolutions as cuBLAS GEMMs (volta_sgemm_64x64_nt under
+  // aten::cudnn_convolution_backward_weight in the Kineto ResNet-50 sample), which only the launching
+  // operator tells apart from a matrix multiply.
+  bool is_convolution_op() const {
+    return (cat_ == "cpu_op"sv || cat_ == "Operator"sv) && name_.find("convolution") != std::string::npos;
+  }
+
   void take_event(double ts_us, double dur_us, int64_t pid) {
+    if (is_convolution_op() && ph_ == "X"sv && external_id_ >= 0) convolution_ops_.insert(external_id_);
     if (ph_ != "X"sv || dur_us < 0) return;
     const char* kind = nullptr;
     if (iequals(cat_, "kernel")) kind = "kernel";
@@ -490,7 +504,7 @@ class ChromeTraceParser {
     auto it = index_.find(key_);
     if (it == index_.end()) {
       it = index_.emplace(key_, static_cast<uint32_t>(aggs_.size())).first;
-      aggs_.push_back(Agg{name_, collective_, kind});
+      aggs_.push_back(Agg{name_, collective_, "", kind});
     }
     Agg& a = aggs_[it->second];
     ++a.count;
@@ -504,6 +518,8 @@ class ChromeTraceParser {
     // sub-µs digits in seconds.
     if (activity_.empty()) origin_us_ = ts_us;
     activity_.push_back({(ts_us - origin_us_) * 1e-6, (ts_us - origin_us_ + dur_us) * 1e-6, it->second});
+    external_ids_.push_back(kind == std::string_view("kernel") ? external_id_ : -1);
+    durations_us_.push_back(dur_us);
   }
 
   // Events that are not device activity: host events, or an accelerator whose kernels are not read
@@ -574,6 +590,10 @@ class ChromeTraceParser {
   uint64_t base_ = 0;
   double short_us_;
   std::string key_, ph_, cat_, name_, collective_;
+  int64_t external_id_ = -1;                    // the event's args "External id": links a kernel to its operator
+  std::unordered_set<int64_t> convolution_ops_;  // External ids of convolution operators
+  std::vector<int64_t> external_ids_;            // per activity_ entry
+  std::vector<double> durations_us_;             // per activity_ entry, as the trace wrote them
   std::unordered_map<std::string, uint32_t> index_;  // name (+ collective) -> aggs_ row
   std::vector<Agg> aggs_;
   std::unordered_set<std::string> steps_;
@@ -584,6 +604,45 @@ class ChromeTraceParser {
   Shape shape_;
   bool saw_schema_ = false, saw_nodes_ = false;
 };
+
+// Launches of a kernel by a convolution operator move to a row of their own (same name, launched_by
+// "convolution"), so that the same cuBLAS GEMM kernel counts as convolution there and as GEMM elsewhere.
+void ChromeTraceParser::split_convolution_launches() {
+  if (convolution_ops_.empty()) return;
+  std::vector<int64_t> twin(aggs_.size(), -1);
+  for (size_t i = 0; i < activity_.size(); ++i) {
+    if (external_ids_[i] < 0 || convolution_ops_.count(external_ids_[i]) == 0) continue;
+    Activity& act = activity_[i];
+    if (twin[act.kernel] < 0) {
+      twin[act.kernel] = static_cast<int64_t>(aggs_.size());
+      const Agg& from = aggs_[act.kernel];
+      aggs_.push_back(Agg{from.name, from.collective, "convolution", from.kind});
+    }
+    Agg& from = aggs_[act.kernel];
+    Agg& to = aggs_[static_cast<size_t>(twin[act.kernel])];
+    const double recorded_us = durations_us_[i];
+    --from.count;
+    ++to.count;
+    from.time_us -= recorded_us;
+    to.time_us += recorded_us;
+    if (recorded_us < short_us_) {
+      --from.short_count;
+      ++to.short_count;
+      from.short_us -= recorded_us;
+      to.short_us += recorded_us;
+    }
+    act.kernel = static_cast<uint32_t>(twin[act.kernel]);
+  }
+  // Rows left without launches go; the activity keeps pointing at the right rows.
+  std::vector<uint32_t> new_index(aggs_.size());
+  std::vector<Agg> kept;
+  for (size_t i = 0; i < aggs_.size(); ++i) {
+    new_index[i] = static_cast<uint32_t>(kept.size());
+    if (aggs_[i].count > 0) kept.push_back(std::move(aggs_[i]));
+  }
+  aggs_ = std::move(kept);
+  for (auto& act : activity_) act.kernel = new_index[act.kernel];
+}
 
 // Union of the intervals: the time at least one stream was busy.
 double busy_s(const std::vector<Activity>& activity) {
@@ -623,8 +682,10 @@ KernelTable ChromeTraceParser::result(const std::string& source, double short_th
   for (const auto& d : devices_)
     if (d.id == device_pid) t.device = d.info;
   if (t.device.name.empty() && t.device.compute_major == 0 && !devices_.empty()) t.device = devices_.front().info;
+  split_convolution_launches();
   for (auto& a : aggs_)
-    t.kernels.push_back({a.name, a.kind, a.collective, a.count, a.time_us * 1e-6, a.short_count, a.short_us * 1e-6});
+    t.kernels.push_back({a.name, a.kind, a.collective, a.launched_by, a.count, a.time_us * 1e-6, a.short_count,
+                         a.short_us * 1e-6});
   if (!activity_.empty()) {
     double first = activity_.front().start_s, last = activity_.front().end_s;
     for (const auto& a : activity_) {
@@ -652,7 +713,7 @@ KernelTable from_cupti(const CuptiTable& c, const std::string& source) {
   t.steps = c.header.steps;
   t.short_threshold_s = static_cast<double>(c.header.short_threshold_ns) * 1e-9;
   for (const auto& r : c.rows)
-    t.kernels.push_back({r.name, r.kind, "", r.count, static_cast<double>(r.total_ns) * 1e-9, r.short_count,
+    t.kernels.push_back({r.name, r.kind, "", "", r.count, static_cast<double>(r.total_ns) * 1e-9, r.short_count,
                          static_cast<double>(r.short_ns) * 1e-9});
   return t;
 }

@@ -9,6 +9,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <vector>
 
@@ -54,6 +55,18 @@ Independent count(const std::string& path) {
   const std::regex convolution("(scudnn|convolve|winograd|dgrad|wgrad|fprop|cudnn::cnn::|cask_cudnn|cutlass_cudnn|"
                                "nchwToNhwc|nhwcToNchw|fft2d_|im2col)");
   Independent c;
+  // Operators' External ids: a GEMM kernel launched by a convolution operator is the convolution's.
+  std::set<int64_t> convolution_ops;
+  const auto external_id = [](const json& e) -> int64_t {
+    if (!e.contains("args")) return -1;
+    for (const char* k : {"External id", "external id"})
+      if (e["args"].contains(k) && e["args"][k].is_number()) return e["args"][k].get<int64_t>();
+    return -1;
+  };
+  for (const auto& e : t["traceEvents"])
+    if ((e.value("cat", "") == "cpu_op" || e.value("cat", "") == "Operator") &&
+        e.value("name", "").find("convolution") != std::string::npos)
+      convolution_ops.insert(external_id(e));
   std::vector<std::pair<double, double>> comm, compute;
   for (const auto& e : t["traceEvents"]) {
     if (e.value("ph", "") != "X") continue;
@@ -71,7 +84,8 @@ Independent count(const std::string& path) {
       comm.emplace_back(ts, ts + dur);
     } else {
       compute.emplace_back(ts, ts + dur);
-      if (std::regex_search(name.substr(0, name.find('(')), convolution)) c.convolution_us += dur;
+      if (std::regex_search(name.substr(0, name.find('(')), convolution) || convolution_ops.count(external_id(e)) > 0)
+        c.convolution_us += dur;
     }
   }
   sweep(comm, compute, c);
@@ -138,6 +152,15 @@ TEST_CASE("real traces: NCCL all-reduce named from the trace's Collective name, 
 TEST_CASE("real traces: cuDNN convolutions are convolution, batch norm is a reduction, not GEMM", "[kernels][real]") {
   const json j = report(kReal + "kineto_v100_resnet50.json.gz");
   CHECK(j["categories"]["convolution"]["share"].get<double>() > 0.5);
+  // cuDNN runs some convolutions as cuBLAS GEMMs: the launching operator says so.
+  int sgemm_in_conv = 0;
+  for (const auto& k : j["kernels"])
+    if (k["name"].get<std::string>().rfind("volta_sgemm", 0) == 0 && k["launched_by"] == "convolution") {
+      ++sgemm_in_conv;
+      CHECK(k["category"] == "convolution");
+      CHECK(k["library"] == "cuBLAS");
+    }
+  CHECK(sgemm_in_conv > 0);
   for (const auto& k : j["kernels"]) {
     const std::string n = k["name"];
     INFO(n);
