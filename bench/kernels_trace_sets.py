@@ -27,10 +27,19 @@ def load(path):
         return json.load(f)
 
 
+def external_id(e):
+    args = e.get("args") or {}
+    return args.get("External id", args.get("external id"))
+
+
 def independent(path):
-    """Per kernel name: (count, summed dur in µs) of the device events, counted from the whole DOM."""
+    """Per (kernel name, launched by a convolution operator): (count, summed dur in µs) of the device events,
+    counted from the whole DOM; a kernel's operator is the cpu_op with its External id."""
     doc = load(path)
     events = doc.get("traceEvents", []) if isinstance(doc, dict) else doc
+    conv_ops = {external_id(e) for e in events if isinstance(e, dict) and e.get("cat") in ("cpu_op", "Operator")
+                and "convolution" in e.get("name", "")}
+    conv_ops.discard(None)
     per_name = collections.defaultdict(lambda: [0, 0.0])
     launches = 0
     for e in events:
@@ -39,7 +48,7 @@ def independent(path):
         kind = DEVICE_CATS.get(str(e.get("cat", "")).lower())
         if kind is None or "dur" not in e:
             continue
-        row = per_name[e["name"]]
+        row = per_name[(e["name"], "convolution" if kind == "kernel" and external_id(e) in conv_ops else "")]
         row[0] += 1
         row[1] += e["dur"]
         launches += kind == "kernel"
@@ -56,8 +65,9 @@ def check(stepcast, path):
     category_of = {}
     mine = collections.defaultdict(float)
     for k in rep["kernels"]:
-        category_of.setdefault(k["name"], k["category"])  # one name may have rows per collective, same category
-        mine[k["name"]] += k["time_s"] * 1e6
+        key = (k["name"], k["launched_by"])
+        category_of.setdefault(key, k["category"])  # a key may have rows per collective, of one category
+        mine[key] += k["time_s"] * 1e6
     by_cat = collections.defaultdict(float)
     for name, (_, t) in per_name.items():
         by_cat[category_of.get(name, "missing")] += t

@@ -39,6 +39,7 @@ constexpr Rule kCategoryRules[] = {
     // of the model. RCCL keeps NCCL's kernel names (ncclDevKernel_Generic_4 on ROCm too).
     {B, P, "nccl", "communication"},
     {B, C, "deep_ep::", "communication"},
+    {B, C, "dpsk::ep::", "communication"},  // DeepEP as DeepSeek's own training trace names it
     {B, I, "nvshmem", "communication"},
     {B, C, "symmetric_memory::", "communication"},
     // Attention: PyTorch's mem-efficient (fmha_cutlass*), cuDNN SDPA, FlashAttention 2/3, FlexAttention,
@@ -64,7 +65,7 @@ constexpr Rule kCategoryRules[] = {
     {S, C, "GroupProblemShape", "grouped_gemm"},
     {S, C, "GemmType::MGrouped", "grouped_gemm"},
     {S, C, "GemmType::Grouped", "grouped_gemm"},
-    {B, I, "m_grouped", "grouped_gemm"},
+    {S, I, "m_grouped", "grouped_gemm"},  // DeepGEMM m_grouped_*, dpsk::grouped_gemm::cuda::m_grouped_fp8_...
     {B, I, "grouped_gemm", "grouped_gemm"},
     {B, I, "grouped_mm", "grouped_gemm"},
     {B, I, "groupedgemm", "grouped_gemm"},
@@ -174,6 +175,9 @@ constexpr Rule kCategoryRules[] = {
     {B, I, "scal", "elementwise"},  // cuBLAS scal_kernel, cuDNN scalePackedTensor_kernel
     {B, I, "offsets_range", "elementwise"},
     {B, I, "to_dense", "elementwise"},
+    {B, I, "cast", "elementwise"},    // fp8 quantisation casts (per_token_cast_to_fp8, cast_back)
+    {B, I, "swiglu", "elementwise"},
+    {B, I, "transpose", "copy"},      // a layout change: data movement only
 };
 
 constexpr Rule kLibraryRules[] = {
@@ -192,7 +196,9 @@ constexpr Rule kLibraryRules[] = {
     {B, P, "triton_", "Triton"},
     {B, P, "triton::", "Triton"},
     {B, C, "deep_gemm::", "DeepGEMM"},
+    {S, C, "dpsk::grouped_gemm::", "DeepGEMM"},  // DeepSeek's trace: DeepGEMM inside cutlass::device_kernel
     {B, C, "deep_ep::", "DeepEP"},
+    {B, C, "dpsk::ep::", "DeepEP"},
     {B, I, "nvshmem", "NVSHMEM"},
     {B, P, "nccl", "NCCL"},
     {B, C, "symmetric_memory::", "c10d SymmetricMemory"},
@@ -258,7 +264,7 @@ constexpr Rule kCollectiveRules[] = {
     {B, I, "allgather", "all_gather"},         {B, I, "all_gather", "all_gather"},
     {B, I, "reducescatter", "reduce_scatter"}, {B, I, "reduce_scatter", "reduce_scatter"},
     {B, I, "alltoall", "all_to_all"},          {B, I, "all_to_all", "all_to_all"},
-    {B, C, "deep_ep::", "all_to_all"},         {B, I, "sendrecv", "send_recv"},
+    {B, C, "deep_ep::", "all_to_all"},         {B, C, "dpsk::ep::", "all_to_all"},         {B, I, "sendrecv", "send_recv"},
     {B, I, "send_recv", "send_recv"},          {B, I, "broadcast", "broadcast"},
     {B, I, "_reduce_", "reduce"},
 };

@@ -269,6 +269,21 @@ TEST_CASE("golden table: real kernel names per library", "[kernels][classify][go
        "192u, 128u, 64u, 128u, 128u, 128u, 4u, 128u, 128u, 1u, false, 138u, GemmType::MGroupedMasked, false, "
        "cutlass::bfloat16_t, EpilogueIdentity>(int*, unsigned int, unsigned int, unsigned int)",
        "grouped_gemm", "DeepGEMM", "sm100", ""},
+      // DeepGEMM and DeepEP as DeepSeek-V3's training trace names them (trace: deepseek-ai/profile-data train.json,
+      // H800): only the m_grouped_* GEMMs are expert GEMMs.
+      {"void cutlass::device_kernel<dpsk::grouped_gemm::cuda::m_grouped_fp8_ptp128c::GemmKernel>(dpsk::grouped_gemm::"
+       "cuda::m_grouped_fp8_ptp128c::GemmKernel::Params)",
+       "grouped_gemm", "DeepGEMM", "", ""},
+      {"void cutlass::device_kernel<dpsk::grouped_gemm::cuda::fp8_dptp128c_acc::GemmKernel>(dpsk::grouped_gemm::cuda::"
+       "fp8_dptp128c_acc::GemmKernel::Params)",
+       "gemm", "DeepGEMM", "", ""},
+      {"void dpsk::ep::internode::combine<false, 8, __nv_bfloat16, 8, 2, 16, 24>(int4*, float*, bool const*, int4 const*)",
+       "communication", "DeepEP", "", "all_to_all"},
+      {"void dpsk::ep::internode::notify_dispatch<false, 8>(int const*, long*, int, int const*, int*, int const*)",
+       "communication", "DeepEP", "", "all_to_all"},
+      {"void cutlass::device_kernel<flash::FlashAttnBwd<flash::CollectiveMainloopBwd<2, cute::tuple<cute::C<1>, "
+       "cute::C<1>, cute::C<1> >, cute::tuple<cute::C<64>, cute::C<128>, cute::C<192> > > > >(flash::FlashAttnBwd::Params)",
+       "attention", "FlashAttention", "", ""},
       // Tensile / hipBLASLt (trace: MI250, ROCm 6.2), rocBLAS's Tensile (source: Tensile's kernel naming)
       {"Cijk_Ailk_Bjlk_SB_Bias_AS_SAV_UserArgs_MT64x16x16_MI16x16x1_SN_LDSB0_AFC1_AFEM1_AFEM1_ASEM1_CLR1_CADS0_EPS0_"
        "GRVWA1_GRVWB1_GSUAMB_ISA90a_IU1_K1_LBSPPA0_LBSPPB0_LBSPPM0_LPA0_LPB0_LPM0_LRVW1_LWPMn1_MIAV0_MIWT1_1_MO40_NTn1_"
