@@ -27,6 +27,15 @@ def load(path):
         return json.load(f)
 
 
+def demangled(names):
+    """Mangled names (_Z...) as c++filt prints them, which is how stepcast reports them."""
+    mangled = sorted(n for n in names if n.startswith("_Z"))
+    if not mangled:
+        return {}
+    out = subprocess.run(["c++filt"], input="\n".join(mangled) + "\n", capture_output=True, text=True).stdout
+    return dict(zip(mangled, out.splitlines()))
+
+
 def external_id(e):
     args = e.get("args") or {}
     return args.get("External id", args.get("external id"))
@@ -52,7 +61,8 @@ def independent(path):
         row[0] += 1
         row[1] += e["dur"]
         launches += kind == "kernel"
-    return per_name, launches
+    names = demangled({name for name, _ in per_name})
+    return {(names.get(n, n), by): v for (n, by), v in per_name.items()}, launches
 
 
 def check(stepcast, path):
@@ -65,7 +75,7 @@ def check(stepcast, path):
     category_of = {}
     mine = collections.defaultdict(float)
     for k in rep["kernels"]:
-        key = (k["name"], k["launched_by"])
+        key = (k["name"], k.get("launched_by", ""))
         category_of.setdefault(key, k["category"])  # a key may have rows per collective, of one category
         mine[key] += k["time_s"] * 1e6
     by_cat = collections.defaultdict(float)

@@ -171,8 +171,10 @@ void add_kernels_command(CLI::App& app) {
       "  stepcast kernels scenarios/measurements/h200-gemma-4-26b-a4b.kernels/"
       "kernels_sdpa-efficient_grouped_2x4096_4096_4096.jsonl --format json\n"
       "TRACE is what torch.profiler's export_chrome_trace / tensorboard_trace_handler writes (.json or\n"
-      ".json.gz), or a CUPTI table the harness wrote (docs/kernels.md). With --vs, TRACE is 'before' and\n"
-      "OTHER is 'after': changes are after - before, sorted by their size.");
+      ".json.gz, CUDA or ROCm), or a CUPTI table the harness wrote (docs/kernels.md). Execution traces,\n"
+      "memory timelines and other JSON are refused (exit 2) with what they look like. With --vs, TRACE is\n"
+      "'before' and OTHER is 'after': changes are after - before, sorted by their size; a warning says when\n"
+      "the two ran on different devices.");
   cmd->add_option("TRACE", opts->trace, "Chrome trace (.json, .json.gz) or CUPTI table (.jsonl)")->required();
   cmd->add_option("--vs", opts->vs, "A second trace to compare against (the 'after')");
   cmd->add_option("--top", opts->top, "Kernels (and changes) shown in the text table; JSON has them all")
