@@ -120,6 +120,7 @@ struct Shape {
   bool schema_and_nodes = false;   // "schema" and "nodes": PyTorch's execution trace (ExecutionTraceObserver)
   int64_t array_objects = 0;       // top-level array: elements that are objects with "ph" (trace events)
   int64_t array_other = 0;         // top-level array: elements that are not (memory timeline rows are arrays)
+  int64_t array_arrays = 0;        // of those, arrays
   int64_t cpu_events = 0;          // host-side events (cpu_op, user_annotation, python_function, ...)
   int64_t foreign_device_events = 0;  // events of an accelerator this reader does not read (MTIA)
   std::string foreign_device;
@@ -408,6 +409,7 @@ class ChromeTraceParser {
         parse_event();
       } else {
         ++shape_.array_other;
+        if (c == '[') ++shape_.array_arrays;
         skip_value(c, 2);
       }
       c = top_level ? next_nonspace_or_end() : next_nonspace();
@@ -454,6 +456,7 @@ class ChromeTraceParser {
       }
     }
     if (!ph_.empty()) ++shape_.array_objects;
+    else ++shape_.array_other;
     take_event(ts, dur, pid);
   }
 
@@ -742,8 +745,8 @@ std::string first_bytes(const std::filesystem::path& path) {
 void refuse_non_trace(const std::filesystem::path& path, const Shape& s) {
   if (s.top_is_array) {
     if (s.array_other > 0 && s.array_objects == 0)
-      refuse(path, "a JSON array of " + std::to_string(s.array_other) +
-                       " non-event values (the rows of a memory timeline, export_memory_timeline?), not trace events");
+      refuse(path, "a JSON array of " + std::to_string(s.array_other) + " values that are not trace events (no \"ph\")" +
+                       (s.array_arrays == s.array_other ? ": arrays, like the rows of a memory timeline (export_memory_timeline)" : ""));
     return;  // an array of events (or an empty one)
   }
   if (s.trace_events) return;

@@ -202,11 +202,14 @@ TEST_CASE("real traces: an MI250 is an AMD gfx device and its Tensile GEMMs are 
 
 TEST_CASE("files that are not profiler traces exit 2 saying what they look like", "[kernels][real][refusal]") {
   const stepcast::testing::TempFile foo("{\"foo\": 1}", ".json");
+  const stepcast::testing::TempFile objects("[{\"a\": 1}, {\"b\": 2}]", ".json");
   const std::vector<std::pair<std::string, std::string>> cases = {
       {kReal + "hta_execution_trace.json.gz", "a PyTorch execution trace"},
-      {kReal + "hta_memory_timeline.raw.json.gz", "memory timeline"},
+      {kReal + "hta_memory_timeline.raw.json.gz", "a JSON array of 200 values that are not trace events (no \"ph\"): "
+                                                  "arrays, like the rows of a memory timeline"},
       {kReal + "hta_mtia_inference.json.gz", "(MTIA: 150 events, device ARTEMIS) and no CUDA or ROCm kernels"},
       {foo.path(), "JSON without \"traceEvents\" (not a profiler trace)"},
+      {objects.path(), "a JSON array of 2 values that are not trace events (no \"ph\")"},
   };
   for (const auto& [path, says] : cases) {
     INFO(path);
@@ -217,7 +220,7 @@ TEST_CASE("files that are not profiler traces exit 2 saying what they look like"
   }
 }
 
-TEST_CASE("--vs warns when the two traces ran on different devices", "[kernels][real]") {
+TEST_CASE("kernels --vs warns when the two traces ran on different devices", "[kernels][real]") {
   const std::string a100 = kReal + "hta_a100_trace_diff_control.json.gz";
   const std::string v100 = kReal + "hta_v100_trace_diff_test.json.gz";
   const auto r = run_cli("kernels " + a100 + " --vs " + v100 + " --format json");
