@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <map>
 #include <optional>
 
 #include "cli/app.hpp"
@@ -54,6 +55,7 @@ void print_header(const kernels::Report& r, std::ostream& out) {
   const auto& d = r.table.device;
   out << r.table.source << " (" << (r.table.format == "chrome_trace" ? "Chrome trace" : "CUPTI table") << ")\n";
   out << "  device       " << (d.name.empty() ? std::string("not named in the trace") : d.name);
+  if (!d.vendor.empty() && d.name.find(d.vendor) == std::string::npos) out << " (" << d.vendor << ")";
   if (!r.device_arch.empty()) out << ", " << r.device_arch;
   if (d.num_sms > 0) out << ", " << d.num_sms << " SMs";
   out << "\n  device time  " << num(r.device_time_s * 1e3, 1) << " ms in " << r.launches << " kernel launches ("
@@ -65,13 +67,14 @@ void print_categories(const kernels::Report& r, std::ostream& out) {
   for (const char* c : kernels::kCategoryNames) {
     const auto& s = r.categories.at(c);
     out << "  " << pad(c, 14) << pad(num(s.time_s * 1e3, 1), 9, true) << pad(kernels::percent(s.share), 7, true) << " %\n";
-    if (std::string(c) == "attention" && s.time_s > 0)
-      for (const char* dir : {"forward", "backward", "unknown"}) {
-        const auto& a = r.attention_by_direction.at(dir);
+    const auto sub = [&](const std::map<std::string, kernels::Share>& parts) {
+      for (const auto& [part, a] : parts)
         if (a.time_s > 0)
-          out << "    " << pad(dir, 12) << pad(num(a.time_s * 1e3, 1), 9, true) << pad(kernels::percent(a.share), 7, true)
+          out << "    " << pad(part, 12) << pad(num(a.time_s * 1e3, 1), 9, true) << pad(kernels::percent(a.share), 7, true)
               << " %\n";
-      }
+    };
+    if (std::string(c) == "attention") sub(r.attention_by_direction);
+    if (std::string(c) == "communication") sub(r.communication_by_collective);
   }
   out << "\n";
 }
@@ -79,12 +82,14 @@ void print_categories(const kernels::Report& r, std::ostream& out) {
 void print_kernels(const kernels::Report& r, int top, std::ostream& out) {
   const size_t n = std::min(r.kernels.size(), static_cast<size_t>(top));
   out << "  top " << n << " of " << r.kernels.size() << " kernels by time\n";
-  out << "   time_ms   share    count  category      library         arch   name\n";
+  out << "   time_ms   share    count  category           library           arch   name\n";
   for (size_t i = 0; i < n; ++i) {
     const auto& k = r.kernels[i];
-    std::string cat = k.cls.category + (k.cls.direction.empty() ? "" : k.cls.direction == "forward" ? " F" : " B");
+    std::string cat = k.cls.category == "communication" ? "comm" : k.cls.category;
+    cat += k.cls.direction.empty() ? "" : k.cls.direction == "forward" ? " F" : " B";
+    if (!k.cls.collective.empty()) cat += " " + k.cls.collective;
     out << "  " << pad(num(k.stat.time_s * 1e3, 1), 9, true) << pad(kernels::percent(k.share), 7, true) << " %"
-        << pad(std::to_string(k.stat.count), 9, true) << "  " << pad(cat, 13) << " " << pad(k.cls.library, 15) << " "
+        << pad(std::to_string(k.stat.count), 9, true) << "  " << pad(cat, 18) << " " << pad(k.cls.library, 17) << " "
         << pad(k.cls.arch.empty() ? "-" : k.cls.arch, 6) << " " << short_name(k.stat.name, 90) << "\n";
   }
   out << "\n";
@@ -98,6 +103,7 @@ void print_diagnostics(const kernels::Report& r, std::ostream& out) {
 std::string signed_ms(double s) { return (s >= 0 ? "+" : "") + num(s * 1e3, 1); }
 
 void print_comparison(const kernels::Comparison& c, int top, std::ostream& out) {
+  for (const auto& w : c.warnings) out << "\nwarning: " << w;
   out << "\nbefore -> after: device time " << num(c.before_device_time_s * 1e3, 1) << " ms -> "
       << num(c.after_device_time_s * 1e3, 1) << " ms (" << signed_ms(c.after_device_time_s - c.before_device_time_s)
       << " ms)\n  by category         before_ms  after_ms  delta_ms\n";
@@ -125,12 +131,16 @@ void run_kernels(const KernelsOptions& o) {
   const kernels::Report report = load(o.trace, o);
   std::optional<kernels::Report> other;
   if (!o.vs.empty()) other = load(o.vs, o);
+  std::optional<kernels::Comparison> comparison;
+  if (other) comparison = kernels::compare(report, *other);
+  if (comparison)
+    for (const auto& w : comparison->warnings) std::cerr << "warning: " << w << "\n";
   if (o.format == Format::json) {
     nlohmann::json j = kernels::to_json(report);
     if (other) {
       j["vs"] = kernels::to_json(*other);
-      const nlohmann::json comparison = kernels::to_json(kernels::compare(report, *other));
-      for (const auto& [key, value] : comparison.items()) j[key] = value;
+      const nlohmann::json changes = kernels::to_json(*comparison);
+      for (const auto& [key, value] : changes.items()) j[key] = value;
     }
     report::print_json(std::cout, "kernels", j);
     return;
@@ -146,7 +156,7 @@ void run_kernels(const KernelsOptions& o) {
     std::cout << "\n";
     print(*other);
   }
-  if (other) print_comparison(kernels::compare(report, *other), o.top, std::cout);
+  if (comparison) print_comparison(*comparison, o.top, std::cout);
 }
 
 }  // namespace
@@ -162,8 +172,10 @@ void add_kernels_command(CLI::App& app) {
       "  stepcast kernels scenarios/measurements/h200-gemma-4-26b-a4b.kernels/"
       "kernels_sdpa-efficient_grouped_2x4096_4096_4096.jsonl --format json\n"
       "TRACE is what torch.profiler's export_chrome_trace / tensorboard_trace_handler writes (.json or\n"
-      ".json.gz), or a CUPTI table the harness wrote (docs/kernels.md). With --vs, TRACE is 'before' and\n"
-      "OTHER is 'after': changes are after - before, sorted by their size.");
+      ".json.gz, CUDA or ROCm), or a CUPTI table the harness wrote (docs/kernels.md). Execution traces,\n"
+      "memory timelines and other JSON are refused (exit 2) with what they look like. With --vs, TRACE is\n"
+      "'before' and OTHER is 'after': changes are after - before, sorted by their size; a warning says when\n"
+      "the two ran on different devices.");
   cmd->add_option("TRACE", opts->trace, "Chrome trace (.json, .json.gz) or CUPTI table (.jsonl)")->required();
   cmd->add_option("--vs", opts->vs, "A second trace to compare against (the 'after')");
   cmd->add_option("--top", opts->top, "Kernels (and changes) shown in the text table; JSON has them all")

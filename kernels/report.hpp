@@ -31,11 +31,16 @@ struct Diagnostic {
 };
 
 struct Report {
-  KernelTable table;                         // the input, kernels as read
-  std::string device_arch;                   // "sm90"; "" when unknown
+  KernelTable table;                         // the input, kernels as read (activity dropped after analysis)
+  std::string device_arch;                   // "sm90", "gfx90a"; "" when unknown
   double device_time_s = 0;                  // kernels + memcpy + memset, summed over streams
   std::map<std::string, Share> categories;   // every name of kCategoryNames
   std::map<std::string, Share> attention_by_direction;  // "forward", "backward", "unknown"
+  std::map<std::string, Share> communication_by_collective;  // kCollectiveNames and "unknown"
+  // Communication time (the union over streams) during which no compute kernel ran; < 0 when the input
+  // has no timeline (a CUPTI table).
+  double communication_exposed_s = -1;
+  double communication_union_s = 0;
   std::vector<KernelRow> kernels;            // by time, largest first
   int64_t launches = 0;                      // kernel launches (memcpy/memset not counted)
   int64_t steps = 1;                         // the table's steps, 1 when it does not say
@@ -64,6 +69,7 @@ struct Change {
 };
 
 struct Comparison {
+  std::vector<std::string> warnings;     // e.g. the two traces ran on different devices
   std::vector<Change> changes;           // per kernel name, by |delta_s|, largest first
   std::vector<Change> category_changes;  // per category (attention split by direction), by |delta_s|
   double before_device_time_s = 0;
@@ -74,6 +80,10 @@ Comparison compare(const Report& before, const Report& after);
 
 nlohmann::json to_json(const Report& report);
 nlohmann::json to_json(const Comparison& comparison);
+
+// The device's arch label: "sm90" for NVIDIA (compute capability 9.0), AMD's gfx name ("gfx90a" from
+// gcnArchName, or from hipDeviceProp's major/minor where the trace has only those), "" when unknown.
+std::string device_arch(const DeviceInfo& device);
 
 // "65.2" for 0.6524: percentages as the messages print them.
 std::string percent(double share);

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -20,6 +21,8 @@
 
 namespace stepcast::kernels {
 namespace {
+
+using namespace std::string_view_literals;  // key == "ph"sv: compares lengths before bytes (the hot path)
 
 constexpr size_t kWindowBytes = 1 << 20;  // 1 MiB read window: large enough that refills cost nothing
 constexpr int kMaxDepth = 256;            // nesting deeper than this is not a profiler trace
@@ -94,6 +97,9 @@ bool iequals(const std::string& a, const char* b) {
 }
 
 struct Agg {
+  std::string name;
+  std::string collective;
+  std::string launched_by;
   std::string kind;
   int64_t count = 0;
   double time_us = 0;
@@ -104,7 +110,35 @@ struct Agg {
 struct DeviceProps {
   int64_t id = -1;
   DeviceInfo info;
+  int warp_size = 0;
 };
+
+// What a JSON file that is not a profiler trace looks like, from its top-level shape.
+struct Shape {
+  bool top_is_array = false;
+  bool trace_events = false;       // the object has a "traceEvents" array
+  bool schema_and_nodes = false;   // "schema" and "nodes": PyTorch's execution trace (ExecutionTraceObserver)
+  int64_t array_objects = 0;       // top-level array: elements that are objects with "ph" (trace events)
+  int64_t array_other = 0;         // top-level array: elements that are not (memory timeline rows are arrays)
+  int64_t array_arrays = 0;        // of those, arrays
+  int64_t cpu_events = 0;          // host-side events (cpu_op, user_annotation, python_function, ...)
+  int64_t foreign_device_events = 0;  // events of an accelerator this reader does not read (MTIA)
+  std::string foreign_device;
+};
+
+// Kineto writes the same deviceProperties keys for CUDA and ROCm; an AMD device shows in its name ("AMD
+// Instinct MI250X", or "AMD Radeon Graphics" from ROCm 6), its gcnArchName, or its 64-wide wavefronts
+// (warpSize 64; every NVIDIA GPU has 32).
+std::string vendor_of(const DeviceProps& d) {
+  const std::string& n = d.info.name;
+  if (n.find("AMD") != std::string::npos || n.find("Radeon") != std::string::npos ||
+      n.find("Instinct") != std::string::npos || !d.info.gcn_arch.empty() || d.warp_size == 64)
+    return "AMD";
+  if (n.find("NVIDIA") != std::string::npos || n.find("Tesla") != std::string::npos ||
+      n.find("GeForce") != std::string::npos || n.find("Quadro") != std::string::npos || d.warp_size == 32)
+    return "NVIDIA";
+  return "";
+}
 
 // The tokenizer and the trace grammar in one: a hand-written recursive descent over a sliding window.
 class ChromeTraceParser {
@@ -117,7 +151,8 @@ class ChromeTraceParser {
     if (c == '{') {
       parse_top_object();
     } else if (c == '[') {
-      parse_events_array();  // the JSON Array Format of the Trace Event spec
+      shape_.top_is_array = true;
+      parse_events_array(true);  // the JSON Array Format of the Trace Event spec
     } else {
       back_fail("expected '{' or '[' at the start of a trace", c);
     }
@@ -125,6 +160,8 @@ class ChromeTraceParser {
   }
 
   KernelTable result(const std::string& source, double short_threshold_s);
+  void split_convolution_launches();
+  const Shape& shape() const { return shape_; }
 
  private:
   // --- byte window -------------------------------------------------------------------------------
@@ -344,11 +381,15 @@ class ChromeTraceParser {
       read_string(&key_);
       expect(':', "the trace object");
       c = next_nonspace();
-      if (key_ == "traceEvents" && c == '[') {
-        parse_events_array();
-      } else if (key_ == "deviceProperties" && c == '[') {
-        parse_device_properties();
+      if (key_ == "traceEvents"sv && c == '[') {
+        shape_.trace_events = true;
+        parse_events_array(false);
+      } else if ((key_ == "deviceProperties"sv || key_ == "computeProperties"sv) && c == '[') {
+        parse_device_properties();  // "computeProperties": Kineto's name for it in 2021
       } else {
+        if (key_ == "schema"sv) saw_schema_ = true;
+        if (key_ == "nodes"sv) saw_nodes_ = true;
+        shape_.schema_and_nodes = saw_schema_ && saw_nodes_;
         skip_value(c, 1);
       }
       c = next_nonspace();
@@ -358,19 +399,24 @@ class ChromeTraceParser {
     }
   }
 
-  void parse_events_array() {
-    char c = next_nonspace();
-    if (c == ']') return;
+  // The Trace Event format lets the JSON Array Format end without its closing ']' (a tracer that was
+  // killed leaves it so); `top_level` accepts that end after a complete event or a trailing comma.
+  void parse_events_array(bool top_level) {
+    char c = top_level ? next_nonspace_or_end() : next_nonspace();
+    if (c == ']' || c == 0) return;
     for (;;) {
       if (c == '{') {
         parse_event();
       } else {
+        ++shape_.array_other;
+        if (c == '[') ++shape_.array_arrays;
         skip_value(c, 2);
       }
-      c = next_nonspace();
-      if (c == ']') return;
+      c = top_level ? next_nonspace_or_end() : next_nonspace();
+      if (c == ']' || c == 0) return;
       if (c != ',') back_fail("expected ',' or ']' in traceEvents", c);
-      c = next_nonspace();
+      c = top_level ? next_nonspace_or_end() : next_nonspace();
+      if (c == 0) return;
     }
   }
 
@@ -379,6 +425,8 @@ class ChromeTraceParser {
     ph_.clear();
     cat_.clear();
     name_.clear();
+    collective_.clear();
+    external_id_ = -1;
     double ts = 0, dur = -1;
     int64_t pid = -1;
     char c = next_nonspace();
@@ -389,13 +437,15 @@ class ChromeTraceParser {
         read_string(&key_);
         expect(':', "an event");
         c = next_nonspace();
-        if (c == '"' && (key_ == "ph" || key_ == "cat" || key_ == "name")) {
-          read_string(key_ == "ph" ? &ph_ : key_ == "cat" ? &cat_ : &name_);
-        } else if ((c == '-' || (c >= '0' && c <= '9')) && (key_ == "ts" || key_ == "dur" || key_ == "pid")) {
+        if (c == '"' && (key_ == "ph"sv || key_ == "cat"sv || key_ == "name"sv)) {
+          read_string(key_ == "ph"sv ? &ph_ : key_ == "cat"sv ? &cat_ : &name_);
+        } else if ((c == '-' || (c >= '0' && c <= '9')) && (key_ == "ts"sv || key_ == "dur"sv || key_ == "pid"sv)) {
           const double v = read_number(c);
-          if (key_ == "ts") ts = v;
-          else if (key_ == "dur") dur = v;
+          if (key_ == "ts"sv) ts = v;
+          else if (key_ == "dur"sv) dur = v;
           else pid = static_cast<int64_t>(v);
+        } else if (c == '{' && key_ == "args"sv && (cat_.empty() || iequals(cat_, "kernel") || is_convolution_op())) {
+          parse_args();  // Kineto writes cat and name before args: other host events' large args are skipped unread
         } else {
           skip_value(c, 3);
         }
@@ -405,23 +455,61 @@ class ChromeTraceParser {
         c = next_nonspace();
       }
     }
+    if (!ph_.empty()) ++shape_.array_objects;
+    else ++shape_.array_other;
     take_event(ts, dur, pid);
   }
 
+  // An event's args: only a NCCL kernel's "Collective name" is kept.
+  void parse_args() {
+    char c = next_nonspace();
+    if (c == '}') return;
+    for (;;) {
+      if (c != '"') back_fail("expected a key string in an event's args", c);
+      key_.clear();
+      read_string(&key_);
+      expect(':', "an event's args");
+      c = next_nonspace();
+      if (c == '"' && key_ == "Collective name"sv) read_string(&collective_);
+      else if ((c == '-' || (c >= '0' && c <= '9')) && (key_ == "External id"sv || key_ == "external id"sv))
+        external_id_ = static_cast<int64_t>(read_number(c));
+      else skip_value(c, 4);
+      c = next_nonspace();
+      if (c == '}') return;
+      if (c != ',') back_fail("expected ',' or '}' in an event's args", c);
+      c = next_nonspace();
+    }
+  }
+
+  // A convolution operator (aten::cudnn_convolution, aten::convolution_backward, Kineto's 2021 cat
+  // "Operator"): cuDNN runs some convolutions as cuBLAS GEMMs (volta_sgemm_64x64_nt under
+  // aten::cudnn_convolution_backward_weight in the Kineto ResNet-50 sample), which only the launching
+  // operator tells apart from a matrix multiply.
+  bool is_convolution_op() const {
+    return (cat_ == "cpu_op"sv || cat_ == "Operator"sv) && name_.find("convolution") != std::string::npos;
+  }
+
   void take_event(double ts_us, double dur_us, int64_t pid) {
-    if (ph_ != "X" || dur_us < 0) return;
+    if (is_convolution_op() && ph_ == "X"sv && external_id_ >= 0) convolution_ops_.insert(external_id_);
+    if (ph_ != "X"sv || dur_us < 0) return;
     const char* kind = nullptr;
     if (iequals(cat_, "kernel")) kind = "kernel";
     else if (iequals(cat_, "gpu_memcpy") || iequals(cat_, "memcpy")) kind = "memcpy";
     else if (iequals(cat_, "gpu_memset") || iequals(cat_, "memset")) kind = "memset";
     if (kind == nullptr) {
-      if (name_.rfind("ProfilerStep#", 0) == 0 && (cat_ == "user_annotation" || cat_ == "cpu_op"))
+      if (name_.rfind("ProfilerStep#", 0) == 0 && (cat_ == "user_annotation"sv || cat_ == "cpu_op"sv))
         steps_.insert(name_);
+      count_other_event();
       return;
     }
-    auto it = aggs_.find(name_);
-    if (it == aggs_.end()) it = aggs_.emplace(name_, Agg{kind}).first;
-    Agg& a = it->second;
+    key_ = name_;
+    if (!collective_.empty()) key_.append("\x1f").append(collective_);
+    auto it = index_.find(key_);
+    if (it == index_.end()) {
+      it = index_.emplace(key_, static_cast<uint32_t>(aggs_.size())).first;
+      aggs_.push_back(Agg{name_, collective_, "", kind});
+    }
+    Agg& a = aggs_[it->second];
     ++a.count;
     a.time_us += dur_us;
     if (dur_us < short_us_) {
@@ -429,7 +517,23 @@ class ChromeTraceParser {
       a.short_us += dur_us;
     }
     ++pid_counts_[pid];
-    intervals_.emplace_back(ts_us, ts_us + dur_us);
+    // Relative to the first device activity, so that µs timestamps of ~1e15 (Unix epoch) keep their
+    // sub-µs digits in seconds.
+    if (activity_.empty()) origin_us_ = ts_us;
+    activity_.push_back({(ts_us - origin_us_) * 1e-6, (ts_us - origin_us_ + dur_us) * 1e-6, it->second});
+    external_ids_.push_back(kind == std::string_view("kernel") ? external_id_ : -1);
+    durations_us_.push_back(dur_us);
+  }
+
+  // Events that are not device activity: host events, or an accelerator whose kernels are not read
+  // (MTIA traces record "mtia_ccp_events" / "mtia_runtime", no "kernel").
+  void count_other_event() {
+    if (cat_.rfind("mtia", 0) == 0) {
+      ++shape_.foreign_device_events;
+      shape_.foreign_device = "MTIA";
+    } else if (ph_ != "M"sv) {  // metadata (process / thread names) is not an event of the run
+      ++shape_.cpu_events;
+    }
   }
 
   void parse_device_properties() {
@@ -459,19 +563,24 @@ class ChromeTraceParser {
       expect(':', "deviceProperties");
       c = next_nonspace();
       const bool num = c == '-' || (c >= '0' && c <= '9');
-      if (c == '"' && key_ == "name") {
-        read_string(&d.info.name);
-      } else if (num && (key_ == "id" || key_ == "computeMajor" || key_ == "computeMinor" || key_ == "numSms")) {
-        const auto v = static_cast<int64_t>(read_number(c));
-        if (key_ == "id") d.id = v;
-        else if (key_ == "computeMajor") d.info.compute_major = static_cast<int>(v);
-        else if (key_ == "computeMinor") d.info.compute_minor = static_cast<int>(v);
-        else d.info.num_sms = static_cast<int>(v);
+      if (c == '"' && (key_ == "name"sv || key_ == "gcnArchName"sv)) {
+        read_string(key_ == "name"sv ? &d.info.name : &d.info.gcn_arch);
+      } else if (num && (key_ == "id"sv || key_ == "computeMajor"sv || key_ == "computeMinor"sv || key_ == "major"sv ||
+                         key_ == "minor"sv || key_ == "numSms"sv || key_ == "multiProcessorCount"sv || key_ == "warpSize"sv)) {
+        const auto v = static_cast<int>(read_number(c));
+        if (key_ == "id"sv) d.id = v;
+        else if (key_ == "computeMajor"sv || key_ == "major"sv) d.info.compute_major = v;
+        else if (key_ == "computeMinor"sv || key_ == "minor"sv) d.info.compute_minor = v;
+        else if (key_ == "warpSize"sv) d.warp_size = v;
+        else d.info.num_sms = v;
       } else {
         skip_value(c, 3);
       }
       c = next_nonspace();
-      if (c == '}') return d;
+      if (c == '}') {
+        d.info.vendor = vendor_of(d);
+        return d;
+      }
       if (c != ',') back_fail("expected ',' or '}' in deviceProperties", c);
       c = next_nonspace();
     }
@@ -483,16 +592,66 @@ class ChromeTraceParser {
   char* end_ = nullptr;
   uint64_t base_ = 0;
   double short_us_;
-  std::string key_, ph_, cat_, name_;
-  std::unordered_map<std::string, Agg> aggs_;
+  std::string key_, ph_, cat_, name_, collective_;
+  int64_t external_id_ = -1;                    // the event's args "External id": links a kernel to its operator
+  std::unordered_set<int64_t> convolution_ops_;  // External ids of convolution operators
+  std::vector<int64_t> external_ids_;            // per activity_ entry
+  std::vector<double> durations_us_;             // per activity_ entry, as the trace wrote them
+  std::unordered_map<std::string, uint32_t> index_;  // name (+ collective) -> aggs_ row
+  std::vector<Agg> aggs_;
   std::unordered_set<std::string> steps_;
   std::unordered_map<int64_t, int64_t> pid_counts_;
-  std::vector<std::pair<double, double>> intervals_;  // device activity [start, end) in µs
+  std::vector<Activity> activity_;
+  double origin_us_ = 0;
   std::vector<DeviceProps> devices_;
+  Shape shape_;
+  bool saw_schema_ = false, saw_nodes_ = false;
 };
 
+// Launches of a kernel by a convolution operator move to a row of their own (same name, launched_by
+// "convolution"), so that the same cuBLAS GEMM kernel counts as convolution there and as GEMM elsewhere.
+void ChromeTraceParser::split_convolution_launches() {
+  if (convolution_ops_.empty()) return;
+  std::vector<int64_t> twin(aggs_.size(), -1);
+  for (size_t i = 0; i < activity_.size(); ++i) {
+    if (external_ids_[i] < 0 || convolution_ops_.count(external_ids_[i]) == 0) continue;
+    Activity& act = activity_[i];
+    if (twin[act.kernel] < 0) {
+      twin[act.kernel] = static_cast<int64_t>(aggs_.size());
+      const Agg& from = aggs_[act.kernel];
+      aggs_.push_back(Agg{from.name, from.collective, "convolution", from.kind});
+    }
+    Agg& from = aggs_[act.kernel];
+    Agg& to = aggs_[static_cast<size_t>(twin[act.kernel])];
+    const double recorded_us = durations_us_[i];
+    --from.count;
+    ++to.count;
+    from.time_us -= recorded_us;
+    to.time_us += recorded_us;
+    if (recorded_us < short_us_) {
+      --from.short_count;
+      ++to.short_count;
+      from.short_us -= recorded_us;
+      to.short_us += recorded_us;
+    }
+    act.kernel = static_cast<uint32_t>(twin[act.kernel]);
+  }
+  // Rows left without launches go; the activity keeps pointing at the right rows.
+  std::vector<uint32_t> new_index(aggs_.size());
+  std::vector<Agg> kept;
+  for (size_t i = 0; i < aggs_.size(); ++i) {
+    new_index[i] = static_cast<uint32_t>(kept.size());
+    if (aggs_[i].count > 0) kept.push_back(std::move(aggs_[i]));
+  }
+  aggs_ = std::move(kept);
+  for (auto& act : activity_) act.kernel = new_index[act.kernel];
+}
+
 // Union of the intervals: the time at least one stream was busy.
-double busy_us(std::vector<std::pair<double, double>>& iv) {
+double busy_s(const std::vector<Activity>& activity) {
+  std::vector<std::pair<double, double>> iv;
+  iv.reserve(activity.size());
+  for (const auto& a : activity) iv.emplace_back(a.start_s, a.end_s);
   std::sort(iv.begin(), iv.end());
   double busy = 0, cur_start = 0, cur_end = 0;
   bool open = false;
@@ -526,17 +685,21 @@ KernelTable ChromeTraceParser::result(const std::string& source, double short_th
   for (const auto& d : devices_)
     if (d.id == device_pid) t.device = d.info;
   if (t.device.name.empty() && t.device.compute_major == 0 && !devices_.empty()) t.device = devices_.front().info;
-  for (auto& [name, a] : aggs_)
-    t.kernels.push_back({name, a.kind, a.count, a.time_us * 1e-6, a.short_count, a.short_us * 1e-6});
-  if (!intervals_.empty()) {
-    double first = intervals_.front().first, last = intervals_.front().second;
-    for (const auto& [s, e] : intervals_) {
-      first = std::min(first, s);
-      last = std::max(last, e);
+  split_convolution_launches();
+  for (auto& a : aggs_)
+    t.kernels.push_back({a.name, a.kind, a.collective, a.launched_by, a.count, a.time_us * 1e-6, a.short_count,
+                         a.short_us * 1e-6});
+  if (!activity_.empty()) {
+    double first = activity_.front().start_s, last = activity_.front().end_s;
+    for (const auto& a : activity_) {
+      first = std::min(first, a.start_s);
+      last = std::max(last, a.end_s);
     }
-    t.window_s = (last - first) * 1e-6;
-    t.busy_s = busy_us(intervals_) * 1e-6;
+    t.window_s = last - first;
+    t.busy_s = busy_s(activity_);
   }
+  t.activity = std::move(activity_);
+  t.host_events = shape_.cpu_events;
   return t;
 }
 
@@ -544,11 +707,16 @@ KernelTable from_cupti(const CuptiTable& c, const std::string& source) {
   KernelTable t;
   t.source = source;
   t.format = "cupti_table";
-  t.device = {c.header.device, c.header.compute_major, c.header.compute_minor, c.header.num_sms};
+  // CUPTI is NVIDIA's: a table that names a compute capability was measured on an NVIDIA device.
+  t.device.name = c.header.device;
+  t.device.vendor = c.header.compute_major > 0 ? "NVIDIA" : "";
+  t.device.compute_major = c.header.compute_major;
+  t.device.compute_minor = c.header.compute_minor;
+  t.device.num_sms = c.header.num_sms;
   t.steps = c.header.steps;
   t.short_threshold_s = static_cast<double>(c.header.short_threshold_ns) * 1e-9;
   for (const auto& r : c.rows)
-    t.kernels.push_back({r.name, r.kind, r.count, static_cast<double>(r.total_ns) * 1e-9, r.short_count,
+    t.kernels.push_back({r.name, r.kind, "", "", r.count, static_cast<double>(r.total_ns) * 1e-9, r.short_count,
                          static_cast<double>(r.short_ns) * 1e-9});
   return t;
 }
@@ -566,6 +734,37 @@ std::string first_bytes(const std::filesystem::path& path) {
   return head;
 }
 
+[[noreturn]] void refuse(const std::filesystem::path& path, const std::string& looks_like) {
+  throw InputError(path.string() + ": " + looks_like +
+                   ". Violated constraint: a torch.profiler Chrome trace (an object with \"traceEvents\", or an array "
+                   "of trace events), as export_chrome_trace or tensorboard_trace_handler write it");
+}
+
+// JSON that parsed but is not a profiler trace: say what it looks like instead of reading it as a trace
+// with no device activity.
+void refuse_non_trace(const std::filesystem::path& path, const Shape& s) {
+  if (s.top_is_array) {
+    if (s.array_other > 0 && s.array_objects == 0)
+      refuse(path, "a JSON array of " + std::to_string(s.array_other) + " values that are not trace events (no \"ph\")" +
+                       (s.array_arrays == s.array_other ? ": arrays, like the rows of a memory timeline (export_memory_timeline)" : ""));
+    return;  // an array of events (or an empty one)
+  }
+  if (s.trace_events) return;
+  if (s.schema_and_nodes)
+    refuse(path, "a PyTorch execution trace (\"schema\" and \"nodes\": ExecutionTraceObserver), which records "
+                 "operators, not device kernels");
+  refuse(path, "JSON without \"traceEvents\" (not a profiler trace)");
+}
+
+// A trace of an accelerator whose kernels this reader does not know (no CUDA / ROCm kernel events).
+void refuse_foreign_device(const std::filesystem::path& path, const Shape& s, const KernelTable& t) {
+  if (!t.kernels.empty() || s.foreign_device_events == 0) return;
+  throw InputError(path.string() + ": the trace of an accelerator stepcast does not read (" + s.foreign_device + ": " +
+                   std::to_string(s.foreign_device_events) + " events" +
+                   (t.device.name.empty() ? "" : ", device " + t.device.name) +
+                   ") and no CUDA or ROCm kernels. Violated constraint: a trace with CUDA or ROCm device activity");
+}
+
 }  // namespace
 
 KernelTable read_chrome_trace(const std::filesystem::path& path, const ReadOptions& options) {
@@ -575,11 +774,18 @@ KernelTable read_chrome_trace(const std::filesystem::path& path, const ReadOptio
   try {
     parser.parse();
   } catch (const SyntaxError& e) {
+    if (e.offset == 0 && e.what.find("found '<'") != std::string::npos)
+      throw InputError(path.string() + ": an HTML or XML file (a memory timeline exported as .html?), not a profiler "
+                       "trace. Violated constraint: a torch.profiler Chrome trace (export_chrome_trace, "
+                       "tensorboard_trace_handler)");
     throw InputError(path.string() + ": byte " + std::to_string(e.offset) +
                      (path.extension() == ".gz" ? " of the decompressed stream" : "") + ": " + e.what +
                      ". Violated constraint: a complete JSON Chrome trace");
   }
-  return parser.result(path.string(), options.short_threshold_s);
+  refuse_non_trace(path, parser.shape());
+  KernelTable t = parser.result(path.string(), options.short_threshold_s);
+  refuse_foreign_device(path, parser.shape(), t);
+  return t;
 }
 
 KernelTable read_kernel_table(const std::filesystem::path& path, const ReadOptions& options) {

@@ -22,13 +22,14 @@ TEST_CASE("the JSON output has the fields the issue fixes", "[kernels][cli]") {
   REQUIRE(r.exit_code == 0);
   const json j = json::parse(r.out);
   CHECK(j["device_time_s"].get<double>() > 0);
-  for (const char* c : {"attention", "gemm", "grouped_gemm", "elementwise", "reduction", "copy", "other"}) {
+  for (const char* c : {"attention", "gemm", "grouped_gemm", "convolution", "communication", "elementwise", "reduction",
+                        "copy", "other"}) {
     INFO(c);
     REQUIRE(j["categories"].contains(c));
     CHECK(j["categories"][c].contains("time_s"));
     CHECK(j["categories"][c].contains("share"));
   }
-  CHECK(j["categories"].size() == 7);
+  CHECK(j["categories"].size() == 9);
   double shares = 0;
   for (const auto& [name, c] : j["categories"].items()) shares += c["share"].get<double>();
   CHECK(shares == Approx(1.0));

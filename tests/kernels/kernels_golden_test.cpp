@@ -14,70 +14,14 @@
 #include "catch.hpp"
 #include "cli_runner.hpp"
 #include "temp_file.hpp"
+#include "golden_json.hpp"
 
 using nlohmann::json;
 using stepcast::testing::run_cli;
+using namespace stepcast::testing::golden_json;
 
 namespace {
 const std::string kTraces = STEPCAST_TEST_DATA "/traces/";
-
-std::string read_all(const std::string& path) {
-  gzFile f = gzopen(path.c_str(), "rb");  // plain files read through too
-  std::string out;
-  char buf[65536];
-  int n = 0;
-  while ((n = gzread(f, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
-  gzclose(f);
-  return out;
-}
-
-// Paths differ between checkouts, and so do the envelope's version and commit (tests/cli/output_cli_test.cpp
-// checks the envelope); everything else must match.
-void drop_sources(json& j) {
-  if (!j.is_object()) return;
-  for (const char* key : {"source", "schema_version", "stepcast_version", "commit", "command"}) j.erase(key);
-  if (j.contains("vs")) drop_sources(j["vs"]);
-}
-
-// Numbers within 1e-9 relative (printing and parsing doubles may differ in the last bit); all else equal.
-void expect_same(const json& got, const json& want, const std::string& where) {
-  INFO(where);
-  if (want.is_number() && got.is_number()) {
-    const double g = got.get<double>(), w = want.get<double>();
-    CHECK(std::fabs(g - w) <= 1e-9 * std::max(1.0, std::fabs(w)));
-    return;
-  }
-  REQUIRE(got.type() == want.type());
-  if (want.is_object()) {
-    REQUIRE(got.size() == want.size());
-    for (const auto& [k, v] : want.items()) {
-      REQUIRE(got.contains(k));
-      expect_same(got[k], v, where + "." + k);
-    }
-  } else if (want.is_array()) {
-    REQUIRE(got.size() == want.size());
-    for (size_t i = 0; i < want.size(); ++i) expect_same(got[i], want[i], where + "[" + std::to_string(i) + "]");
-  } else {
-    CHECK(got == want);
-  }
-}
-
-void golden(const std::string& args, const std::string& expected_file) {
-  const auto r = run_cli(args + " --format json");
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
-  json got = json::parse(r.out);
-  drop_sources(got);
-  const std::string path = kTraces + expected_file;
-  if (std::getenv("STEPCAST_UPDATE_GOLDEN") != nullptr) {
-    std::ofstream(path) << got.dump(1) << "\n";
-    WARN("rewrote " << path);
-  }
-  std::ifstream in(path);
-  REQUIRE(in.good());
-  const json want = json::parse(in);
-  expect_same(got, want, expected_file);
-}
 
 // An independent count: device time and attention time summed straight from the DOM, attention
 // recognised by a regex written here, not by classify_kernel.
@@ -109,11 +53,11 @@ Count count(const std::string& path) {
 }  // namespace
 
 TEST_CASE("golden: the seed-like sm_120 trace", "[kernels][golden]") {
-  golden("kernels " + kTraces + "seed_sm120.json", "seed_sm120.expected.json");
+  golden("kernels " + kTraces + "seed_sm120.json", kTraces + "seed_sm120.expected.json");
 }
 
 TEST_CASE("golden: unpadded vs padded H200 traces", "[kernels][golden]") {
-  golden("kernels " + kTraces + "h200_unpadded.json.gz --vs " + kTraces + "h200_padded.json.gz", "h200_vs.expected.json");
+  golden("kernels " + kTraces + "h200_unpadded.json.gz --vs " + kTraces + "h200_padded.json.gz", kTraces + "h200_vs.expected.json");
 }
 
 TEST_CASE("shares agree with an independent count of the trace", "[kernels][golden]") {
@@ -154,7 +98,7 @@ TEST_CASE("the seed's findings read as diagnosis lines", "[kernels][golden]") {
 TEST_CASE("golden: a real CPU-only trace from Debian's LibTorch 1.13", "[kernels][golden]") {
   // tests/data/traces/make_libtorch_trace.cpp wrote it: the legacy profiler's JSON Array Format, string
   // pids, no cat, no deviceProperties. Nothing ran on a device, and the tool says so.
-  golden("kernels " + kTraces + "libtorch_cpu.json", "libtorch_cpu.expected.json");
+  golden("kernels " + kTraces + "libtorch_cpu.json", kTraces + "libtorch_cpu.expected.json");
   const auto r = run_cli("kernels " + kTraces + "libtorch_cpu.json --format json");
   REQUIRE(r.exit_code == 0);
   const json j = json::parse(r.out);
