@@ -55,6 +55,7 @@ nlohmann::json describe_json(const model::ModelShape& shape, const DescribeOptio
   nlohmann::json j;
   j["model"] = shape.name;
   j["model_type"] = shape.model_type;
+  j["family"] = shape.family.name;
   j["total_params"] = params.total;
   j["active_params"] = params.active_per_token;
   j["embedding_params"] = params.embedding;

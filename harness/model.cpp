@@ -10,6 +10,7 @@
 #include <set>
 
 #include "model/errors.hpp"
+#include "model/modules.hpp"
 
 // LibTorch versions this file builds against: Debian's 1.13 (CPU, CI) and PyTorch 2.11 (CUDA, the H200).
 // 1.13 has only the private at::_scaled_dot_product_attention (no scale, no enable_gqa) and no grouped GEMM.
@@ -83,8 +84,10 @@ struct Layer {
   Linear gate, up, down;
   bool has_moe = false;
   MoeBlock moe;
-  std::vector<Tensor> norms;  // HF order: input, post_attention, pre_ff, post_ff, post_ff_1, post_ff_2, pre_ff_2
-  Tensor layer_scalar;        // Gemma-4's persistent per-layer buffer (ones)
+  std::map<std::string, Tensor> norms;  // hidden-sized norms by Hugging Face name (the family's layer_norms)
+  Tensor layer_scalar;                  // the family's persistent per-layer buffer (ones), if it has one
+
+  const Tensor& norm(const std::string& name) const { return norms.at(name); }
 };
 
 struct Rope {
@@ -221,12 +224,12 @@ torch::Tensor attention_mask(const std::vector<int64_t>& rows, int64_t width, in
 void apply_attention_backend(const Tier& tier) {
 #if STEPCAST_HAS_SDPA
   auto& ctx = at::globalContext();
-  const bool all = tier.attention == Attention::automatic;
-  ctx.setSDPUseFlash(all || tier.attention == Attention::flash);
-  ctx.setSDPUseMemEfficient(all || tier.attention == Attention::efficient);
-  ctx.setSDPUseMath(all || tier.attention == Attention::math);
+  const bool all = tier.auto_backend;
+  ctx.setSDPUseFlash(all || tier.forced == model::Backend::flash);
+  ctx.setSDPUseMemEfficient(all || tier.forced == model::Backend::efficient);
+  ctx.setSDPUseMath(all || tier.forced == model::Backend::math);
 #if STEPCAST_HAS_SDPA_CUDNN
-  ctx.setSDPUseCuDNN(all || tier.attention == Attention::cudnn);
+  ctx.setSDPUseCuDNN(all || tier.forced == model::Backend::cudnn);
 #endif
 #else
   (void)tier;  // LibTorch 1.13 (CPU): the harness uses explicit math attention whatever the tier says
@@ -235,8 +238,8 @@ void apply_attention_backend(const Tier& tier) {
 
 struct Model::Impl {
   model::ModelShape shape;
+  const model::Family& family;  // shape.family: how the layers are wired
   BuildOptions opt;
-  bool gemma = false;
   torch::TensorOptions wopt;
   Tensor embed, final_norm, lm_head;
   std::vector<Layer> layers;
@@ -249,8 +252,8 @@ struct Model::Impl {
   std::set<std::pair<int64_t, int64_t>> shapes_run;  // rows x width of every forward
   int64_t forwards = 0;
 
-  Impl(const model::ModelShape& s, const BuildOptions& o) : shape(s), opt(o), checkpointing(o.checkpointing) {
-    gemma = shape.model_type.rfind("gemma", 0) == 0;
+  Impl(const model::ModelShape& s, const BuildOptions& o)
+      : shape(s), family(shape.family), opt(o), checkpointing(o.checkpointing) {
     wopt = torch::TensorOptions().dtype(opt.dtype).device(opt.device);
     torch::NoGradGuard no_grad;
     torch::manual_seed(opt.seed);
@@ -271,16 +274,18 @@ struct Model::Impl {
     return opt.lora.rank > 0 && std::find(t.begin(), t.end(), short_name) != t.end();
   }
 
-  Linear linear(const std::string& prefix, const std::string& short_name, int64_t in, int64_t out, bool bias) {
+  // An nn.Linear and, where the LoRA targets name it, its adapter (drawn right after the weight, as peft
+  // wraps a module once it exists).
+  Linear linear(const model::Module& m) {
     Linear l;
-    l.weight = normal(prefix + short_name + ".weight", {out, in});
-    if (bias) l.bias = add(prefix + short_name + ".bias", torch::zeros({out}, wopt));
-    if (lora_target(short_name)) {
+    l.weight = normal(m.weight_name(), m.weight_shape());
+    if (m.bias) l.bias = add(m.name + ".bias", torch::zeros({m.out_features}, wopt));
+    if (lora_target(m.short_name)) {
       auto aopt = torch::TensorOptions().dtype(opt.lora.fp32 ? torch::kFloat : opt.dtype).device(opt.device);
-      const double bound = 1.0 / std::sqrt(static_cast<double>(in));  // kaiming_uniform(a=sqrt(5)), as peft
+      const double bound = 1.0 / std::sqrt(static_cast<double>(m.in_features));  // kaiming_uniform(a=sqrt(5)), as peft
       Adapter a;
-      a.a = torch::empty({opt.lora.rank, in}, aopt).uniform_(-bound, bound).requires_grad_(true);
-      a.b = torch::zeros({out, opt.lora.rank}, aopt).requires_grad_(true);
+      a.a = torch::empty({opt.lora.rank, m.in_features}, aopt).uniform_(-bound, bound).requires_grad_(true);
+      a.b = torch::zeros({m.out_features, opt.lora.rank}, aopt).requires_grad_(true);
       a.scaling = opt.lora.alpha / static_cast<double>(opt.lora.rank);
       l.adapter = static_cast<int>(adapters.size());
       adapters.push_back(a);
@@ -288,58 +293,63 @@ struct Model::Impl {
     return l;
   }
 
-  void build_attention(Layer& layer, const std::string& pre, const model::AttentionSpec& a) {
-    const std::string p = pre + "self_attn.";
-    const int64_t h = shape.hidden_size;
-    layer.attn.spec = a;
-    layer.attn.q = linear(p, "q_proj", h, a.num_heads * a.head_dim, a.qkv_bias);
-    layer.attn.k = linear(p, "k_proj", h, a.num_kv_heads * a.head_dim, a.qkv_bias);
-    if (a.has_v_proj) layer.attn.v = linear(p, "v_proj", h, a.num_kv_heads * a.head_dim, a.qkv_bias);
-    layer.attn.o = linear(p, "o_proj", a.num_heads * a.head_dim, h, a.o_bias);
-    if (a.qk_norm) {
-      layer.attn.q_norm = ones(p + "q_norm.weight", {a.head_dim});
-      layer.attn.k_norm = ones(p + "k_norm.weight", {a.head_dim});
-    }
+  [[noreturn]] static void cannot_build(const model::Module& m) {
+    throw Error("harness: no slot for module '" + m.name + "' (" + m.short_name +
+                "): a new module kind needs its slot here and its use in the forward (docs/families.md)");
   }
 
-  void build_moe(Layer& layer, const std::string& pre) {
-    const int64_t h = shape.hidden_size;
-    const auto& m = shape.moe;
+  void place_linear(Layer& layer, const model::Module& m) {
+    const std::string& n = m.short_name;
+    if (n == "q_proj") layer.attn.q = linear(m);
+    else if (n == "k_proj") layer.attn.k = linear(m);
+    else if (n == "v_proj") layer.attn.v = linear(m);
+    else if (n == "o_proj") layer.attn.o = linear(m);
+    else if (n == "gate_proj") layer.gate = linear(m);
+    else if (n == "up_proj") layer.up = linear(m);
+    else if (n == "down_proj") layer.down = linear(m);
+    else cannot_build(m);
+    layer.has_mlp |= m.component == model::Component::dense_mlp;
+  }
+
+  void place_norm(Layer& layer, const model::Module& m) {
+    if (m.short_name == "self_attn.q_norm") layer.attn.q_norm = ones(m.weight_name(), m.weight_shape());
+    else if (m.short_name == "self_attn.k_norm") layer.attn.k_norm = ones(m.weight_name(), m.weight_shape());
+    else layer.norms[m.short_name] = ones(m.weight_name(), m.weight_shape());
+  }
+
+  void place_expert_part(Layer& layer, const model::Module& m) {
     layer.has_moe = true;
-    layer.moe.router_proj = normal(pre + "router.proj.weight", {m.num_experts, h});
-    if (shape.router_scales) {
-      layer.moe.router_scale = ones(pre + "router.scale", {h});
-      layer.moe.per_expert_scale = ones(pre + "router.per_expert_scale", {m.num_experts});
-    }
-    layer.moe.gate_up = normal(pre + "experts.gate_up_proj", {m.num_experts, 2 * m.intermediate_size, h});
-    layer.moe.down = normal(pre + "experts.down_proj", {m.num_experts, h, m.intermediate_size});
+    MoeBlock& moe = layer.moe;
+    if (m.kind == model::ModuleKind::router) moe.router_proj = normal(m.weight_name(), m.weight_shape());
+    else if (m.short_name == "scale") moe.router_scale = ones(m.weight_name(), m.weight_shape());
+    else if (m.short_name == "per_expert_scale") moe.per_expert_scale = ones(m.weight_name(), m.weight_shape());
+    else if (m.short_name == "gate_up_proj") moe.gate_up = normal(m.weight_name(), m.weight_shape());
+    else if (m.short_name == "down_proj") moe.down = normal(m.weight_name(), m.weight_shape());
+    else cannot_build(m);
   }
 
+  // One walk over the parameter table that `describe` counts (model::expand_modules), in its order, so the
+  // seeded initialisation draws in the order it always has and every tensor has the counted name and shape.
   void build() {
-    static const char* const kNorms[] = {"input_layernorm",           "post_attention_layernorm",
-                                         "pre_feedforward_layernorm", "post_feedforward_layernorm",
-                                         "post_feedforward_layernorm_1", "post_feedforward_layernorm_2",
-                                         "pre_feedforward_layernorm_2"};
-    const int64_t h = shape.hidden_size;
-    embed = normal("embed_tokens.weight", {shape.vocab_size, h});
-    for (int64_t i = 0; i < shape.num_layers(); ++i) {
-      const std::string pre = "layers." + std::to_string(i) + ".";
-      Layer layer;
-      build_attention(layer, pre, shape.layers[static_cast<size_t>(i)]);
-      if (shape.intermediate_size > 0) {
-        layer.has_mlp = true;
-        layer.gate = linear(pre + "mlp.", "gate_proj", h, shape.intermediate_size, shape.mlp_bias);
-        layer.up = linear(pre + "mlp.", "up_proj", h, shape.intermediate_size, shape.mlp_bias);
-        layer.down = linear(pre + "mlp.", "down_proj", shape.intermediate_size, h, shape.mlp_bias);
+    layers.resize(static_cast<size_t>(shape.num_layers()));
+    for (int64_t i = 0; i < shape.num_layers(); ++i) layers[static_cast<size_t>(i)].attn.spec = shape.layers[static_cast<size_t>(i)];
+    for (const model::Module& m : model::expand_modules(shape)) {
+      Layer* layer = m.layer >= 0 ? &layers[static_cast<size_t>(m.layer)] : nullptr;
+      switch (m.kind) {
+        case model::ModuleKind::embedding: embed = normal(m.weight_name(), m.weight_shape()); break;
+        case model::ModuleKind::lm_head: lm_head = normal(m.weight_name(), m.weight_shape()); break;
+        case model::ModuleKind::linear: place_linear(*layer, m); break;
+        case model::ModuleKind::norm:
+          if (layer == nullptr) final_norm = ones(m.weight_name(), m.weight_shape());
+          else place_norm(*layer, m);
+          break;
+        case model::ModuleKind::router:
+        case model::ModuleKind::experts:
+        case model::ModuleKind::scale: place_expert_part(*layer, m); break;
       }
-      if (shape.moe.num_experts > 0) build_moe(layer, pre);
-      for (int64_t n = 0; n < shape.norms_per_layer && n < 7; ++n)
-        layer.norms.push_back(ones(pre + kNorms[n] + std::string(".weight"), {h}));
-      if (shape.layer_scalar_buffer) layer.layer_scalar = torch::ones({1}, wopt);  // a buffer, not a parameter
-      layers.push_back(std::move(layer));
     }
-    final_norm = ones("norm.weight", {h});
-    if (!shape.tie_word_embeddings) lm_head = normal("lm_head.weight", {shape.vocab_size, h});
+    if (family.layer_scalar_buffer)
+      for (Layer& layer : layers) layer.layer_scalar = torch::ones({1}, wopt);  // a buffer, not a parameter
   }
 
   const Tensor& output_weight() const { return shape.tie_word_embeddings ? embed : lm_head; }
@@ -393,7 +403,7 @@ struct Model::Impl {
     const Rope& rope = c.rope.at(s.type);
     q = apply_rope(q, rope).transpose(1, 2);
     k = apply_rope(k, rope).transpose(1, 2);
-    if (gemma) v = rms_norm(v, Tensor(), shape.rms_norm_eps);  // Gemma-4's scale-free v_norm
+    if (family.v_norm) v = rms_norm(v, Tensor(), shape.rms_norm_eps);  // scale-free (Gemma-4)
     v = v.transpose(1, 2);
     const LayerPlan& plan = c.plan.at(s.type);
     const int64_t n_rep = s.num_heads / s.num_kv_heads;
@@ -401,7 +411,8 @@ struct Model::Impl {
       k = repeat_kv(k, n_rep);
       v = repeat_kv(v, n_rep);
     }
-    const double scale = gemma ? 1.0 : 1.0 / std::sqrt(static_cast<double>(s.head_dim));  // Gemma-4: scaling = 1
+    const double scale = family.attention_scale > 0 ? family.attention_scale
+                                                    : 1.0 / std::sqrt(static_cast<double>(s.head_dim));
     Tensor out = sdpa(q, k, v, plan, !plan.expand_kv && n_rep > 1, scale, s.type, c);
     out = out.transpose(1, 2).reshape({rows, width, s.num_heads * s.head_dim});
     return apply(b.o, out, c.training);
@@ -469,28 +480,41 @@ struct Model::Impl {
   }
 
   Tensor layer_forward(const Layer& l, const Tensor& x, StepContext& c, const Tier& tier) {
-    const double eps = shape.rms_norm_eps;
-    if (!gemma) {
-      Tensor h = x + attention(l.attn, rms_norm(x, l.norms[0], eps), c);
-      return h + dense_mlp(l, rms_norm(h, l.norms[1], eps), c.training);
+    switch (family.block) {
+      case model::BlockLayout::pre_norm: return pre_norm_layer(l, x, c);
+      case model::BlockLayout::gemma4_sandwich: return gemma4_layer(l, x, c, tier);
     }
-    // transformers' Gemma4TextDecoderLayer.forward, norm for norm.
+    return x;
+  }
+
+  // Llama: x + attn(norm(x)), then h + mlp(norm(h)).
+  Tensor pre_norm_layer(const Layer& l, const Tensor& x, StepContext& c) {
+    const double eps = shape.rms_norm_eps;
+    Tensor h = x + attention(l.attn, rms_norm(x, l.norm("input_layernorm"), eps), c);
+    return h + dense_mlp(l, rms_norm(h, l.norm("post_attention_layernorm"), eps), c.training);
+  }
+
+  // transformers' Gemma4TextDecoderLayer.forward, norm for norm.
+  Tensor gemma4_layer(const Layer& l, const Tensor& x, StepContext& c, const Tier& tier) {
+    const double eps = shape.rms_norm_eps;
     Tensor residual = x;
-    Tensor h = rms_norm(attention(l.attn, rms_norm(x, l.norms[0], eps), c), l.norms[1], eps);
+    Tensor h = rms_norm(attention(l.attn, rms_norm(x, l.norm("input_layernorm"), eps), c),
+                        l.norm("post_attention_layernorm"), eps);
     h = residual + h;
     residual = h;
-    Tensor m = l.has_mlp ? dense_mlp(l, rms_norm(h, l.norms[2], eps), c.training) : torch::zeros_like(h);
+    Tensor m = l.has_mlp ? dense_mlp(l, rms_norm(h, l.norm("pre_feedforward_layernorm"), eps), c.training)
+                         : torch::zeros_like(h);
     if (l.has_moe) {
-      Tensor m1 = rms_norm(m, l.norms[4], eps);
+      Tensor m1 = rms_norm(m, l.norm("post_feedforward_layernorm_1"), eps);
       Tensor flat = residual.reshape({-1, shape.hidden_size});
       auto [weights, index] = route(l.moe, flat);
-      Tensor m2 = rms_norm(flat, l.norms[6], eps);
-      m2 = tier.experts == Experts::grouped ? experts_grouped(l.moe, m2, weights, index)
-                                            : experts_loop(l.moe, m2, weights, index);
-      m2 = rms_norm(m2.reshape(residual.sizes()), l.norms[5], eps);
+      Tensor m2 = rms_norm(flat, l.norm("pre_feedforward_layernorm_2"), eps);
+      m2 = tier.experts == model::ExpertImpl::grouped ? experts_grouped(l.moe, m2, weights, index)
+                                                      : experts_loop(l.moe, m2, weights, index);
+      m2 = rms_norm(m2.reshape(residual.sizes()), l.norm("post_feedforward_layernorm_2"), eps);
       m = m1 + m2;
     }
-    h = residual + rms_norm(m, l.norms[3], eps);
+    h = residual + rms_norm(m, l.norm("post_feedforward_layernorm"), eps);
     if (l.layer_scalar.defined()) h = h * l.layer_scalar;
     return h;
   }
@@ -500,19 +524,17 @@ struct Model::Impl {
     for (const auto& spec : shape.layers) {
       if (c.plan.count(spec.type)) continue;
       c.rope[spec.type] = make_rope(spec, b.width, opt.dtype, opt.device);
-      // transformers skips the mask (is_causal) only when nothing is padded and the window does not bite
-      // (kv_length < sliding_window); otherwise it builds an explicit 4-D mask.
-      const bool window_bites = spec.window > 0 && b.width >= spec.window;
-      const bool explicit_mask = tier.mask == MaskPath::explicit_mask || b.padded || window_bites;
+      // The cost model's rule (model::plan_layer_at): the mask path and K/V expansion that are predicted are
+      // the ones run. sm 0: the backend is the dispatcher's to choose here (recorded below), not predicted.
+      const model::LayerPlan rule = model::plan_layer_at(tier, spec, b.padded, 0, b.width);
+      const bool explicit_mask = rule.explicit_mask;
       LayerPlan p;
       p.is_causal = !explicit_mask;
       if (explicit_mask) p.mask = attention_mask(b.rows, b.width, spec.window, opt.device);
 #if STEPCAST_HAS_SDPA_GQA
-      // The CUTLASS efficient kernel has no enable_gqa path ("Invalid backend" when forced): expand for it.
-      p.expand_kv = tier.gqa == Gqa::expand || (tier.gqa == Gqa::hf && explicit_mask) ||
-                    (tier.attention == Attention::efficient && tier.gqa != Gqa::native);
+      p.expand_kv = rule.expand_kv;
 #else
-      p.expand_kv = true;
+      p.expand_kv = true;  // no enable_gqa before LibTorch 2.5
 #endif
       c.plan[spec.type] = p;
       LayerTypeInfo& li = info[spec.type];
@@ -531,7 +553,7 @@ struct Model::Impl {
     c.training = torch::GradMode::is_enabled();
     plan(b, tier, c);
     Tensor x = torch::embedding(embed, b.input_ids);
-    if (gemma) x = x * std::sqrt(static_cast<double>(shape.hidden_size));  // Gemma's scaled word embedding
+    if (family.scaled_embedding) x = x * std::sqrt(static_cast<double>(shape.hidden_size));
     // transformers' enable_input_require_grads: without it a frozen embedding would cut the graph and the
     // first checkpointed layer's adapters would get no gradient.
     if (c.training) x.requires_grad_(true);
@@ -561,7 +583,7 @@ struct Model::Impl {
   Tensor ce(const Tensor& h, const Tensor& labels, const Tier& tier) {
     const int64_t vocab = shape.vocab_size;
     Tensor target = shifted(labels).reshape(-1);
-    if (tier.ce == CrossEntropy::full) {
+    if (!tier.ce_chunked) {
       Tensor logits = softcapped_logits(h).view({-1, vocab});
       return at::cross_entropy_loss(logits, target, {}, at::Reduction::Mean, -100);
     }

@@ -1,8 +1,10 @@
 #pragma once
-// The real model in LibTorch, built from the same model::ModelShape as `stepcast describe`, so the
-// parameter count is the one `describe` prints. Gemma-4 text (sliding + global attention, dense MLP beside
-// 128 routed experts, logit softcap) and dense Llama-style configs. Training as the seed's stack trains:
-// frozen bf16 base weights from a seeded random init created directly on the device, LoRA adapters
+// The real model in LibTorch, allocated by walking the same parameter table as `stepcast describe`
+// (model::expand_modules), so every tensor has the counted name and shape, and wired as the shape's family
+// says (model/family.hpp: the block layout, v_norm, the attention scale, the embedding scale). Gemma-4 text
+// (sliding + global attention, dense MLP beside 128 routed experts, logit softcap) and Llama-like configs.
+// Each layer's mask path and K/V expansion come from the cost model's rule (model::plan_layer_at).
+// Training as transformers + peft train (docs/harness.md): frozen bf16 base weights from a seeded random init created directly on the device, LoRA adapters
 // (B = 0 at init, fp32 like peft's autocast_adapter_dtype), gradient checkpointing that recomputes each
 // decoder layer in backward (reentrant, like torch.utils.checkpoint), fp32 logits before softcap and CE.
 #include <torch/torch.h>

@@ -65,11 +65,11 @@ nlohmann::json tier_details(const Tier& tier, const Model& model) {
   nlohmann::json layers = nlohmann::json::object();
   for (const auto& [type, info] : model.layer_info())
     layers[type] = {{"mask_path", info.mask_path}, {"sdpa_backend", info.backend}, {"kv_expanded", info.gqa_expanded}};
-  return {{"attention", tier.attention_name()},
-          {"experts", tier.experts_name()},
-          {"cross_entropy", tier.ce == CrossEntropy::chunked ? "chunked" : "full"},
-          {"mask", tier.mask == MaskPath::hf ? "hf" : "explicit"},
-          {"gqa", tier.gqa == Gqa::hf ? "hf" : (tier.gqa == Gqa::expand ? "expand" : "native")},
+  return {{"attention", model::attention_name(tier)},
+          {"experts", model::experts_name(tier)},
+          {"cross_entropy", tier.ce_chunked ? "chunked" : "full"},
+          {"mask", tier.mask_always ? "explicit" : "hf"},
+          {"gqa", model::gqa_name(tier.gqa)},
           {"layer_types", layers}};
 }
 
@@ -305,7 +305,7 @@ std::string fixed(double v, int digits) {
 }
 
 PointSpec make_point(const std::string& probe, const std::string& tier, int64_t rows, int64_t width, double pad) {
-  PointSpec p{probe, parse_tier(tier).label(), padded_rows(rows, width, pad), width, 0.0};
+  PointSpec p{probe, model::tier_label(parse_tier(tier)), padded_rows(rows, width, pad), width, 0.0};
   int64_t real = 0;
   for (int64_t r : p.rows) real += r;
   p.padding_frac = 1.0 - static_cast<double>(real) / static_cast<double>(rows * width);

@@ -35,7 +35,7 @@ calibrate::Record micro_batch_record(const std::vector<int64_t>& rows, int64_t w
   so.model_label = o.model_label;
   so.command = o.command;
   so.seed = o.token_seed;
-  PointSpec p{"run", tier.label(), rows, width, 0.0};
+  PointSpec p{"run", model::tier_label(tier), rows, width, 0.0};
   int64_t real = 0;
   for (int64_t r : rows) real += r;
   p.padding_frac = 1.0 - static_cast<double>(real) / static_cast<double>(static_cast<int64_t>(rows.size()) * width);

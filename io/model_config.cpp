@@ -77,10 +77,10 @@ void parse_gemma4(MapReader& r, model::ModelShape& s) {
   bool k_eq_v = false, moe = false;
   if (has_value(r, "attention_k_eq_v")) r.read("attention_k_eq_v", k_eq_v, false);
   if (has_value(r, "enable_moe_block")) r.read("enable_moe_block", moe, false);
-  s.tie_word_embeddings = true;  // Gemma's default
+  s.tie_word_embeddings = s.family.tie_default;
   if (has_value(r, "tie_word_embeddings")) r.read("tie_word_embeddings", s.tie_word_embeddings, false);
   if (has_value(r, "final_logit_softcapping")) r.read("final_logit_softcapping", s.final_logit_softcap, false, 0.0);
-  s.hidden_activation = "gelu_pytorch_tanh";
+  s.hidden_activation = s.family.activation_default;
   if (has_value(r, "hidden_activation")) r.read("hidden_activation", s.hidden_activation, false);
   bool attention_bias = false;
   if (has_value(r, "attention_bias")) r.read("attention_bias", attention_bias, false);
@@ -112,17 +112,15 @@ void parse_gemma4(MapReader& r, model::ModelShape& s) {
     a.has_v_proj = sliding || !k_eq_v;
     a.window = sliding ? window : 0;
     a.qkv_bias = a.o_bias = attention_bias;
-    a.qk_norm = true;
+    a.qk_norm = s.family.qk_norm;
     a.rope_theta = rope_theta(r, type, sliding ? 10000.0 : 1000000.0);
     a.partial_rotary_factor = partial_rotary(r, type);
     s.layers.push_back(a);
   }
-  s.norms_per_layer = moe ? 7 : 4;
-  s.router_scales = moe;
-  s.layer_scalar_buffer = true;
 }
 
 void parse_llama_family(MapReader& r, model::ModelShape& s) {
+  const model::Family& f = s.family;
   read_common(r, s);
   int64_t layers = 0, heads = 0;
   r.read("num_hidden_layers", layers, true, 1);
@@ -131,15 +129,17 @@ void parse_llama_family(MapReader& r, model::ModelShape& s) {
   if (has_value(r, "num_key_value_heads")) r.read("num_key_value_heads", kv_heads, false, 1);
   int64_t head_dim = (heads > 0 && s.hidden_size > 0) ? s.hidden_size / heads : 0;
   if (has_value(r, "head_dim")) r.read("head_dim", head_dim, false, 1);
+  s.tie_word_embeddings = f.tie_default;
   if (has_value(r, "tie_word_embeddings")) r.read("tie_word_embeddings", s.tie_word_embeddings, false);
+  s.hidden_activation = f.activation_default;
   if (has_value(r, "hidden_act")) r.read("hidden_act", s.hidden_activation, false);
-  bool attention_bias = s.model_type == "qwen2";  // Qwen2 always has q,k,v biases
+  bool attention_bias = f.qkv_bias_default;
   if (has_value(r, "attention_bias")) r.read("attention_bias", attention_bias, false);
   if (has_value(r, "mlp_bias")) r.read("mlp_bias", s.mlp_bias, false);
   double theta = 10000.0;
   if (has_value(r, "rope_theta")) r.read("rope_theta", theta, false, 0.0);
   int64_t window = 0;
-  bool use_window = s.model_type == "mistral";
+  bool use_window = f.window_on_every_layer;
   if (has_value(r, "use_sliding_window")) r.read("use_sliding_window", use_window, false);
   if (use_window && has_value(r, "sliding_window")) r.read("sliding_window", window, false, 1);
   std::vector<std::string> types = read_layer_types(r, layers);
@@ -149,14 +149,20 @@ void parse_llama_family(MapReader& r, model::ModelShape& s) {
     a.num_heads = heads;
     a.head_dim = head_dim;
     a.num_kv_heads = kv_heads;
-    a.window = (type == "sliding_attention" || s.model_type == "mistral") ? window : 0;
+    a.window = (type == "sliding_attention" || f.window_on_every_layer) ? window : 0;
     a.qkv_bias = attention_bias;
-    a.o_bias = attention_bias && s.model_type != "qwen2";  // Qwen2's o_proj has no bias
-    a.qk_norm = s.model_type == "qwen3";
+    a.o_bias = attention_bias && f.o_bias_with_qkv;
+    a.qk_norm = f.qk_norm;
     a.rope_theta = theta;
     s.layers.push_back(a);
   }
-  s.norms_per_layer = 2;
+}
+
+void read_family_config(MapReader& r, model::ModelShape& s) {
+  switch (s.family.schema) {
+    case model::ConfigSchema::gemma4: parse_gemma4(r, s); return;
+    case model::ConfigSchema::llama: parse_llama_family(r, s); return;
+  }
 }
 
 }  // namespace
@@ -169,19 +175,18 @@ model::ModelShape load_model_config(const std::string& path) {
   MapReader top(root, path, "", diagnostics);
   std::string model_type;
   top.read("model_type", model_type, true);
-  if (model_type == "gemma4" && top.has("text_config")) {
-    MapReader text = top.child("text_config");
-    shape.model_type = "gemma4_text";
-    parse_gemma4(text, shape);
-  } else if (model_type == "gemma4_text") {
-    shape.model_type = model_type;
-    parse_gemma4(top, shape);
-  } else if (model_type == "llama" || model_type == "mistral" || model_type == "qwen2" || model_type == "qwen3") {
-    shape.model_type = model_type;
-    parse_llama_family(top, shape);
+  const model::Family* family = model_type.empty() ? nullptr : model::find_family(model_type);
+  if (family != nullptr) {
+    shape.family = *family;
+    // A multimodal wrapper (gemma4) describes its language model in text_config.
+    const bool wrapped = model_type == family->wrapper_model_type && top.has("text_config");
+    MapReader r = wrapped ? top.child("text_config") : top;
+    shape.model_type = wrapped ? family->model_types.front() : model_type;
+    read_family_config(r, shape);
   } else if (!model_type.empty()) {
-    top.problem(top.node("model_type"), "model_type = '" + model_type +
-                                            "'. Violated constraint: one of gemma4, gemma4_text, llama, mistral, qwen2, qwen3");
+    std::string known;
+    for (const auto& t : model::known_model_types()) known += (known.empty() ? "" : ", ") + t;
+    top.problem(top.node("model_type"), "model_type = '" + model_type + "'. Violated constraint: one of " + known);
   }
   diagnostics.throw_if_any();
   model::dtype_bytes(shape.dtype);  // an unknown dtype is bad input too

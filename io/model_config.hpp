@@ -1,6 +1,7 @@
 #pragma once
-// Hugging Face config.json → model::ModelShape. Families: Gemma-4 text (gemma4_text, or the
-// text_config inside a gemma4 config) and dense Llama-style models (llama, mistral, qwen2, qwen3).
+// Hugging Face config.json → model::ModelShape. The config's model_type picks its family's entry
+// (model/family.hpp: Gemma-4 text, gemma4_text or the text_config inside a gemma4 config, and the Llama-like
+// llama, mistral, qwen2, qwen3); the entry's schema says which keys to read and supplies the defaults.
 #include <string>
 
 #include "model/shape.hpp"

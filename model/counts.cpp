@@ -30,7 +30,7 @@ ParamCounts count_params(const ModelShape& shape) {
     if (m.kind == ModuleKind::experts) inactive += static_cast<double>(m.params()) * (1.0 - routed_share);
   }
   counts.active_per_token = counts.total - static_cast<int64_t>(inactive + 0.5);
-  counts.state_dict_entries = counts.tensors + (shape.layer_scalar_buffer ? shape.num_layers() : 0) +
+  counts.state_dict_entries = counts.tensors + (shape.family.layer_scalar_buffer ? shape.num_layers() : 0) +
                               (shape.tie_word_embeddings ? 1 : 0);
   return counts;
 }

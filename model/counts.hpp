@@ -35,7 +35,7 @@ struct LoraPlan {
 // list. Experts (stacked 3-D tensors) and the router are not nn.Linear and are never wrapped.
 LoraPlan plan_lora(const ModelShape& shape, const std::vector<std::string>& targets, int64_t rank);
 
-// The standard target list of the seed: attention q,k,v,o and the dense MLP's gate, up, down.
+// The standard peft target list: attention q,k,v,o and the dense MLP's gate, up, down.
 std::vector<std::string> default_lora_targets();
 
 // Forward GEMM FLOPs per processed token (2 per multiply-add), by component. Backward and recompute

@@ -180,10 +180,10 @@ class FeatureMaker {
   struct LayerType {
     AttentionSpec spec;
     int64_t count = 0;
-    // [padded or packed][width > window]: a sliding layer whose window covers the width keeps is_causal.
+    // [padded or packed][window bites]: the harness's plan at the same width (window_needs_mask).
     LayerPlan plan[2][2];
     const LayerPlan& at(bool masked, int64_t width) const {
-      return plan[masked ? 1 : 0][spec.window > 0 && width > spec.window ? 1 : 0];
+      return plan[masked ? 1 : 0][window_needs_mask(spec.window, width) ? 1 : 0];
     }
   };
   const std::vector<LayerType>& layer_types() const { return types_; }

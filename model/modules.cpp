@@ -39,16 +39,16 @@ void add_dense_mlp(std::vector<Module>& out, int64_t layer, const ModelShape& sh
   out.push_back(linear(layer, "mlp.", "down_proj", Component::dense_mlp, i, h, shape.mlp_bias));
 }
 
-// Gemma-4 layout (transformers' Gemma4TextExperts / Gemma4TextRouter): gate and up fused in one
-// [E, 2I, h] tensor, down in [E, h, I]; the router has a projection, a hidden-sized scale and a
-// per-expert scale.
+// transformers' fused expert layout (Gemma4TextExperts / Gemma4TextRouter): gate and up in one
+// [E, 2I, h] tensor, down in [E, h, I]; the router has a projection and, where the family says so, a
+// hidden-sized scale and a per-expert scale.
 void add_experts(std::vector<Module>& out, int64_t layer, const ModelShape& shape) {
   const int64_t h = shape.hidden_size;
   const MoeSpec& m = shape.moe;
   const std::string pre = layer_prefix(layer);
   out.push_back(Module{pre + "router.proj", "proj", ModuleKind::router, Component::router, layer, h,
                        m.num_experts, 1, false});
-  if (shape.router_scales) {
+  if (shape.family.router_scales) {
     out.push_back(Module{pre + "router.scale", "scale", ModuleKind::scale, Component::router, layer, h, 1, 1, false});
     out.push_back(Module{pre + "router.per_expert_scale", "per_expert_scale", ModuleKind::scale,
                          Component::router, layer, m.num_experts, 1, 1, false});
@@ -60,15 +60,22 @@ void add_experts(std::vector<Module>& out, int64_t layer, const ModelShape& shap
 }
 
 void add_layer_norms(std::vector<Module>& out, int64_t layer, const ModelShape& shape) {
-  // Names follow the families: Llama has two, Gemma-4 four plus three around the experts.
-  static const char* const kNames[] = {"input_layernorm",           "post_attention_layernorm",
-                                       "pre_feedforward_layernorm", "post_feedforward_layernorm",
-                                       "post_feedforward_layernorm_1", "post_feedforward_layernorm_2",
-                                       "pre_feedforward_layernorm_2"};
-  for (int64_t n = 0; n < shape.norms_per_layer && n < 7; ++n) out.push_back(norm(layer, kNames[n], shape.hidden_size));
+  for (const auto& name : shape.family.layer_norms) out.push_back(norm(layer, name, shape.hidden_size));
+  if (shape.moe.num_experts > 0)
+    for (const auto& name : shape.family.expert_layer_norms) out.push_back(norm(layer, name, shape.hidden_size));
 }
 
 }  // namespace
+
+std::string Module::weight_name() const {
+  return (kind == ModuleKind::experts || kind == ModuleKind::scale) ? name : name + ".weight";
+}
+
+std::vector<int64_t> Module::weight_shape() const {
+  if (kind == ModuleKind::norm || kind == ModuleKind::scale) return {in_features};
+  if (kind == ModuleKind::experts) return {copies, out_features, in_features};
+  return {out_features, in_features};
+}
 
 std::vector<Module> expand_modules(const ModelShape& shape) {
   std::vector<Module> out;

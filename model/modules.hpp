@@ -1,7 +1,7 @@
 #pragma once
 // The parameter tensors a shape expands into, one entry per tensor, named as Hugging Face names them
-// (`layers.5.self_attn.q_proj`). Parameter counts, LoRA targets and per-token GEMM FLOPs are all sums
-// over this one list, so they cannot disagree with each other.
+// (`layers.5.self_attn.q_proj`). Parameter counts, LoRA targets, per-token GEMM FLOPs and the harness's
+// allocation all walk this one list, so they cannot disagree with each other.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -36,6 +36,13 @@ struct Module {
   int64_t weight_params() const { return copies * in_features * out_features; }
   int64_t params() const { return weight_params() + (bias ? copies * out_features : 0); }
   int64_t tensors() const { return bias ? 2 : 1; }
+
+  // The weight as the state dict names it and its tensor shape, so that counting and allocation walk one
+  // table: nn.Linear-like modules (embedding, lm_head, linear, router) hold `<name>.weight` [out, in] and a
+  // norm `<name>.weight` [dim]; stacked experts are the bare parameter `<name>` [copies, out, in] and a scale
+  // the bare `<name>` [dim]. A bias is `<name>.bias` [out].
+  std::string weight_name() const;
+  std::vector<int64_t> weight_shape() const;
 };
 
 std::vector<Module> expand_modules(const ModelShape& shape);

@@ -1,9 +1,12 @@
 #pragma once
 // The shape of a decoder-only language model, as the cost model sees it: plain structs with defaults
-// (Timeloop's specs), built by the config parser in cli/ and consumed by everything else.
+// (Timeloop's specs), built by the config parser in io/ from a config and its family's entry, and consumed by
+// everything else (the counts, the features, the memory model and the harness).
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "model/family.hpp"
 
 namespace stepcast::model {
 
@@ -44,12 +47,8 @@ struct ModelShape {
   std::string hidden_activation = "silu";
   std::string dtype = "bfloat16";     // the weights' dtype in the config (`torch_dtype` / `dtype`)
   int64_t max_position_embeddings = 0;
-  // Hidden-sized RMSNorm weights per decoder layer (Llama: 2; Gemma-4 with MoE: 7).
-  int64_t norms_per_layer = 2;
-  // Gemma-4's router carries a hidden-sized scale and a per-expert scale beside its projection.
-  bool router_scales = false;
-  // Gemma-4 keeps a persistent per-layer scalar buffer (counted in the state dict, not a parameter).
-  bool layer_scalar_buffer = false;
+  // The family's description (model/family.hpp): which modules a layer has and how they are wired.
+  Family family;
 
   int64_t num_layers() const { return static_cast<int64_t>(layers.size()); }
 };

@@ -3,6 +3,8 @@
 #include <cctype>
 #include <vector>
 
+#include "model/errors.hpp"
+
 namespace stepcast::model {
 
 std::string backend_name(Backend b) {
@@ -15,32 +17,16 @@ std::string backend_name(Backend b) {
   return "unknown";
 }
 
-GpuInfo gpu_info(const std::string& name) {
-  struct Known {
-    const char* fragment;
-    int sm;
-    double capacity_gib;
-  };
-  static const std::vector<Known> known{
-      {"H200", 90, 139.8},  {"H100", 90, 79.1}, {"GH200", 90, 94.5}, {"A100", 80, 79.1},
-      {"RTX PRO 6000", 120, 95.0}, {"B200", 100, 178.4}, {"L40S", 89, 44.4},
-  };
-  GpuInfo g;
-  g.name = name;
-  for (const auto& k : known)
-    if (name.find(k.fragment) != std::string::npos) {
-      g.sm = k.sm;
-      g.capacity_gib = k.capacity_gib;
-      break;
-    }
-  return g;
-}
-
 namespace {
 
+constexpr const char* kAttentionChoices =
+    "one of sdpa-auto, sdpa-flash, sdpa-efficient, sdpa-cudnn, sdpa-math, hf-sdpa-<auto|flash|efficient|cudnn|math>"
+    "[-sm<NN>][+ckpt]";
+constexpr const char* kExtraChoices = "one of ce-chunked, mask-explicit, gqa-expand, gqa-native, ckpt";
+
 bool parse_backend(const std::string& s, TierRules& t) {
-  if (s == "auto") return (t.auto_backend = true);
-  t.auto_backend = false;
+  t.auto_backend = s == "auto";
+  if (s == "auto") return true;
   if (s == "efficient") t.forced = Backend::efficient;
   else if (s == "math") t.forced = Backend::math;
   else if (s == "flash") t.forced = Backend::flash;
@@ -70,6 +56,19 @@ bool parse_extra(const std::string& e, TierRules& t) {
   return true;
 }
 
+// `-sm<NN>`: the arch the forced kernels were built for, two or three digits.
+bool parse_kernel_sm(std::string& s, TierRules& t) {
+  const size_t sm = s.find("-sm");
+  if (sm == std::string::npos) return true;
+  const std::string digits = s.substr(sm + 3);
+  if (digits.empty() || digits.size() > 3) return false;
+  for (char c : digits)
+    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+  t.kernel_sm = std::stoi(digits);
+  s = s.substr(0, sm);
+  return true;
+}
+
 bool parse_attention(std::string s, TierRules& t) {
   const size_t plus = s.find('+');
   if (plus != std::string::npos) {
@@ -86,35 +85,73 @@ bool parse_attention(std::string s, TierRules& t) {
   } else {
     return false;
   }
-  const size_t sm = s.find("-sm");
-  if (sm != std::string::npos) {
-    const std::string digits = s.substr(sm + 3);
-    if (digits.empty() || digits.size() > 3) return false;
-    for (char c : digits)
-      if (!std::isdigit(static_cast<unsigned char>(c))) return false;
-    t.kernel_sm = std::stoi(digits);
-    s = s.substr(0, sm);
-  }
-  return parse_backend(s, t);
+  return parse_kernel_sm(s, t) && parse_backend(s, t);
 }
 
 }  // namespace
 
-TierRules tier_from_label(const std::string& label) {
+TierRules parse_tier(const std::string& label) {
   TierRules t;
   t.label = label;
+  const std::string where = "tier '" + label + "'";
   const std::vector<std::string> parts = split(label, '/');
-  if (parts.size() < 2) return t;
-  TierRules parsed = t;
-  if (!parse_attention(parts[0], parsed)) return t;
-  if (parts[1] == "loop") parsed.experts = ExpertImpl::loop;
-  else if (parts[1] == "grouped") parsed.experts = ExpertImpl::grouped;
-  else return t;
+  if (parts.size() < 2)
+    throw InputError(where + ". Violated constraint: <attention>/<experts>[/extra...], e.g. " + kDefaultTier);
+  std::vector<std::string> problems;
+  if (!parse_attention(parts[0], t))
+    problems.push_back(where + ": attention '" + parts[0] + "'. Violated constraint: " + kAttentionChoices);
+  if (parts[1] == "loop") t.experts = ExpertImpl::loop;
+  else if (parts[1] == "grouped") t.experts = ExpertImpl::grouped;
+  else problems.push_back(where + ": experts '" + parts[1] + "'. Violated constraint: loop or grouped");
   for (size_t i = 2; i < parts.size(); ++i)
-    if (!parse_extra(parts[i], parsed)) return t;
-  parsed.enable_gqa = parsed.gqa == TierRules::Gqa::native;
-  parsed.known = true;
-  return parsed;
+    if (!parse_extra(parts[i], t))
+      problems.push_back(where + ": extra '" + parts[i] + "'. Violated constraint: " + kExtraChoices);
+  if (!problems.empty()) throw InputError(problems);
+  t.enable_gqa = t.gqa == TierRules::Gqa::native;
+  t.known = true;
+  return t;
+}
+
+TierRules tier_from_label(const std::string& label) {
+  try {
+    return parse_tier(label);
+  } catch (const InputError&) {
+    TierRules unknown;
+    unknown.label = label;
+    return unknown;
+  }
+}
+
+std::string attention_name(const TierRules& tier) {
+  return "sdpa-" + (tier.auto_backend ? std::string("auto") : backend_name(tier.forced));
+}
+
+std::string experts_name(const TierRules& tier) { return tier.experts == ExpertImpl::grouped ? "grouped" : "loop"; }
+
+std::string gqa_name(TierRules::Gqa gqa) {
+  switch (gqa) {
+    case TierRules::Gqa::hf: return "hf";
+    case TierRules::Gqa::expand: return "expand";
+    case TierRules::Gqa::native: return "native";
+  }
+  return "hf";
+}
+
+std::string tier_label(const TierRules& tier) {
+  if (!tier.known) return tier.label;
+  // hf-sdpa-* implies gqa-expand; it is the spelling of Hugging Face stacks with kernels for another arch.
+  const bool hf_form = tier.gqa == TierRules::Gqa::expand && tier.kernel_sm > 0;
+  // Appended piece by piece: GCC 12's -Wrestrict misfires on `"/" + std::string` here.
+  std::string s = hf_form ? "hf-" : "";
+  s += attention_name(tier);
+  if (tier.kernel_sm > 0) s.append("-sm").append(std::to_string(tier.kernel_sm));
+  if (tier.recompute) s += "+ckpt";
+  s.append("/").append(experts_name(tier));
+  if (tier.ce_chunked) s += "/ce-chunked";
+  if (tier.mask_always) s += "/mask-explicit";
+  if (tier.gqa == TierRules::Gqa::expand && !hf_form) s += "/gqa-expand";
+  if (tier.gqa == TierRules::Gqa::native) s += "/gqa-native";
+  return s;
 }
 
 Backend choose_backend(const AttentionSpec& layer, bool explicit_mask, bool enable_gqa, int sm) {
@@ -129,18 +166,24 @@ Backend choose_backend(const AttentionSpec& layer, bool explicit_mask, bool enab
   return Backend::math;
 }
 
+bool window_needs_mask(int64_t window, int64_t width) { return window > 0 && width >= window; }
+
 LayerPlan plan_layer(const TierRules& tier, const AttentionSpec& layer, bool padded_or_packed, int sm,
-                     bool wider_than_window) {
+                     bool window_bites) {
   LayerPlan p;
-  const bool windowed = layer.window > 0 && wider_than_window;
+  const bool windowed = layer.window > 0 && window_bites;
   p.explicit_mask = padded_or_packed || tier.mask_always || (windowed && !tier.honours_window);
-  const bool gqa = tier.gqa == TierRules::Gqa::native || (tier.gqa == TierRules::Gqa::hf && !p.explicit_mask);
+  // The CUTLASS efficient kernel has no enable_gqa path ("Invalid backend" when forced): K/V are expanded
+  // for it, as for `expand` and for `hf` with a mask.
+  const bool forced_efficient = !tier.auto_backend && tier.forced == Backend::efficient;
+  p.expand_kv = tier.gqa == TierRules::Gqa::expand || (tier.gqa == TierRules::Gqa::hf && p.explicit_mask) ||
+                (forced_efficient && tier.gqa != TierRules::Gqa::native);
   if (!tier.known) {
     // Unknown label: Hugging Face's sdpa semantics (explicit sliding mask, is_causal only when
     // unpadded); one attention rate for all layers, and the mask-path term is left to the data.
     p.backend = Backend::efficient;
   } else {
-    p.backend = tier.auto_backend ? choose_backend(layer, p.explicit_mask, gqa, sm) : tier.forced;
+    p.backend = tier.auto_backend ? choose_backend(layer, p.explicit_mask, !p.expand_kv, sm) : tier.forced;
   }
   if (p.explicit_mask || p.backend == Backend::math) {
     p.work = (windowed && tier.honours_window && p.backend != Backend::math) ? ScoreWork::causal_window
@@ -149,6 +192,11 @@ LayerPlan plan_layer(const TierRules& tier, const AttentionSpec& layer, bool pad
     p.work = (windowed && tier.honours_window) ? ScoreWork::causal_window : ScoreWork::causal;
   }
   return p;
+}
+
+LayerPlan plan_layer_at(const TierRules& tier, const AttentionSpec& layer, bool padded_or_packed, int sm,
+                        int64_t width) {
+  return plan_layer(tier, layer, padded_or_packed, sm, window_needs_mask(layer.window, width));
 }
 
 }  // namespace stepcast::model

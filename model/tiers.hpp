@@ -1,12 +1,15 @@
 #pragma once
-// Kernel tiers: a label (Contract 1's `tier`) plus what it means for the cost model: which SDPA
-// backend each attention layer takes on each mask path, how much of the score matrix that backend
-// computes, and how the experts run. Coefficients are kept per tier; the rules below let one set of
-// coefficients predict the penalty when padding switches a layer off its `is_causal` path.
+// Kernel tiers: a label (the record's `tier`, docs/user-guide.md) plus what it means: which SDPA backend
+// each attention layer takes on each mask path, how much of the score matrix that backend computes, and
+// how the experts run. One grammar and one attention rule for the cost model and the LibTorch harness
+// (harness/model.cpp calls plan_layer_at), so what is measured is what is predicted (docs/families.md).
+// Coefficients are kept per tier; the rules below let one set of coefficients predict the penalty when
+// padding switches a layer off its `is_causal` path.
 #include <cstdint>
 #include <string>
 
 #include "model/counts.hpp"
+#include "model/gpus.hpp"
 #include "model/shape.hpp"
 
 namespace stepcast::model {
@@ -16,26 +19,16 @@ enum class ExpertImpl { loop, grouped };
 
 std::string backend_name(Backend b);
 
-// What the device is, as far as kernel choice and memory capacity go.
-struct GpuInfo {
-  std::string name;
-  int sm = 0;                 // compute capability x10 (90 = Hopper, 120 = consumer/workstation Blackwell); 0 = unknown
-  double capacity_gib = 0;    // device memory the allocator can use; 0 = unknown
-};
-
-// Known devices by the driver's name. Capacities: what torch.cuda.get_device_properties reports
-// (H200: ~139.8 GiB of its 141 GB; RTX PRO 6000 Blackwell: ~95.0 GiB of 96 GB; H100 80 GB: ~79.1 GiB).
-GpuInfo gpu_info(const std::string& name);
-
 struct TierRules {
   std::string label;
   bool known = false;           // false: an unknown label; every term free, HF-like mask semantics assumed
   // "auto" lets the SDPA dispatcher choose (rules below); otherwise the one backend enabled.
   bool auto_backend = true;
   Backend forced = Backend::efficient;
-  // How K/V heads meet the query heads (the harness's tier extras, harness/tier.hpp): `hf` passes
-  // enable_gqa when there is no mask and expands K/V (repeat_kv) when there is one; `expand` always
-  // expands (transformers 5.17 on Gemma-4, traced); `native` always passes enable_gqa.
+  // How K/V heads meet the query heads: `hf` (no suffix) passes enable_gqa when there is no mask and
+  // expands K/V (repeat_kv) when there is one, the rule of transformers' use_gqa_in_sdpa for torch >= 2.5;
+  // `expand` (gqa-expand, and every hf-sdpa-* label) always expands (transformers 5.17 on Gemma-4, traced);
+  // `native` (gqa-native) always passes enable_gqa.
   enum class Gqa { hf, expand, native };
   Gqa gqa = Gqa::hf;
   bool enable_gqa = false;      // kept for callers; true when gqa == native
@@ -46,33 +39,60 @@ struct TierRules {
   bool honours_window = false;
   ExpertImpl experts = ExpertImpl::loop;
   bool recompute = false;       // gradient checkpointing: one more forward per backward
-  int kernel_sm = 0;            // arch the kernels were built for (the seed: sm80 CUTLASS on sm_120); 0 = native
+  int kernel_sm = 0;            // arch the kernels were built for (sm80 CUTLASS on sm_120, docs/method.md); 0 = native
 };
 
-// Parses a label. The harness's grammar `<attention>/<experts>[/<extra>...]` (attention sdpa-auto,
-// sdpa-flash, sdpa-efficient, sdpa-cudnn, sdpa-math; experts loop or grouped; extras ce-chunked,
-// mask-explicit, gqa-expand, gqa-native), plus `hf-sdpa-<backend>[-sm<NN>][+ckpt]/<experts>` for
-// Hugging Face stacks with a forced backend built for an older arch (the seed's sm80 CUTLASS kernels on
-// sm_120). Anything else is unknown (known = false) and is still accepted.
+// The one tier grammar: `<attention>/<experts>[/<extra>...]` with
+//   attention: sdpa-auto | sdpa-flash | sdpa-efficient | sdpa-cudnn | sdpa-math, or
+//              hf-sdpa-<auto|flash|efficient|cudnn|math>[-sm<NN>][+ckpt] for Hugging Face stacks with a forced
+//              backend built for an older arch (sm80 CUTLASS kernels on sm_120, docs/method.md)
+//   experts:   loop (one GEMM pair per routed expert, as transformers' eager experts) | grouped (at::_grouped_mm)
+//   extras:    ce-chunked (memory-lean chunked cross-entropy), mask-explicit (never the is_causal fast path),
+//              gqa-expand | gqa-native (above), ckpt (gradient checkpointing)
+// parse_tier throws stepcast::InputError naming every bad part and the allowed values.
+TierRules parse_tier(const std::string& label);
+// The same, lenient: a label outside the grammar is kept as unknown (known = false); records from other
+// stacks carry such labels and are still priced.
 TierRules tier_from_label(const std::string& label);
+
+// The tier that behaves like transformers 5.17 + peft on Gemma-4 (measured on the H200, docs/harness.md):
+// experts_implementation="grouped_mm" and K/V expanded to the query heads on every layer.
+inline constexpr const char* kDefaultTier = "sdpa-auto/grouped/gqa-expand";
+
+// Parts of a label, as the harness records them: "sdpa-auto", "grouped", "expand".
+std::string attention_name(const TierRules& tier);
+std::string experts_name(const TierRules& tier);
+std::string gqa_name(TierRules::Gqa gqa);
+// The canonical label of a known tier: parse_tier(tier_label(t)) == t.
+std::string tier_label(const TierRules& tier);
 
 // What one attention layer does for one micro-batch.
 struct LayerPlan {
   Backend backend = Backend::efficient;
   bool explicit_mask = false;
+  bool expand_kv = false;  // K/V repeated to the query heads (repeat_kv) instead of enable_gqa
   ScoreWork work = ScoreWork::causal;
 };
 
+// Whether a layer's window forces an explicit mask at this width. transformers' sdpa mask logic
+// (masking_utils._ignore_causal_mask_sdpa) skips the mask only while `kv_length < local_attention_size`:
+// at width == window it already builds the explicit sliding mask, although that mask equals the causal
+// one there. So the boundary is width >= window (docs/families.md).
+bool window_needs_mask(int64_t window, int64_t width);
+
 // The SDPA dispatcher's choice (PyTorch 2.x priority on sm90+: cuDNN, flash, efficient, math), from
-// the facts in DESIGN.md: flash rejects explicit masks and head_dim > 256; efficient takes masks and
+// the facts in docs/families.md: flash rejects explicit masks and head_dim > 256; efficient takes masks and
 // head_dim 512 but not enable_gqa; cuDNN takes masks, head_dim <= 256 on sm90 (<= 128 on
 // sm120), not before sm90; math takes everything.
 Backend choose_backend(const AttentionSpec& layer, bool explicit_mask, bool enable_gqa, int sm);
 
-// The plan of one layer: explicit mask when the batch is padded or packed, or the layer has a window
-// shorter than the width that the kernel cannot be told about (transformers' sdpa mask logic: a
-// sliding layer whose window covers the width keeps is_causal); work from the backend and the mask.
+// The plan of one layer: explicit mask when the batch is padded or packed, the tier says mask-explicit,
+// or the window bites (window_needs_mask) and the kernel cannot be told about it; K/V expansion from the
+// tier's GQA rule; backend from the dispatcher rule; work from the backend and the mask.
 LayerPlan plan_layer(const TierRules& tier, const AttentionSpec& layer, bool padded_or_packed, int sm,
-                     bool wider_than_window = true);
+                     bool window_bites);
+// The same at a width: what the harness runs and the cost model prices for one micro-batch.
+LayerPlan plan_layer_at(const TierRules& tier, const AttentionSpec& layer, bool padded_or_packed, int sm,
+                        int64_t width);
 
 }  // namespace stepcast::model

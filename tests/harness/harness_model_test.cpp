@@ -1,13 +1,17 @@
-// The LibTorch model on a tiny Gemma-4-shaped config (and a tiny Llama): masks, parameter counts against
-// `describe`, the inert LoRA adapter at init, checkpointed vs plain gradients, tier labels.
+// The LibTorch model on a tiny Gemma-4-shaped config (and a tiny Llama, and a dummy family): masks, parameter
+// counts against `describe`, the inert LoRA adapter at init, checkpointed vs plain gradients, tier labels, and
+// the mask path agreeing with the cost model's at the window boundary.
 #include <torch/torch.h>
 #include <torch/version.h>
 
 #include "catch.hpp"
+#include "dummy_family.hpp"
 #include "io/model_config.hpp"
 #include "harness/model.hpp"
 #include "model/counts.hpp"
 #include "model/errors.hpp"
+#include "model/features.hpp"
+#include "model/modules.hpp"
 
 namespace h = stepcast::harness;
 
@@ -162,11 +166,58 @@ TEST_CASE("grouped experts need LibTorch >= 2.9: a clear error on older ones", "
 }
 
 TEST_CASE("tier labels parse, print canonically and reject typos", "[harness][tier]") {
-  CHECK(h::parse_tier("sdpa-auto/loop").label() == "sdpa-auto/loop");
-  CHECK(h::parse_tier("sdpa-math/grouped/ce-chunked").ce == h::CrossEntropy::chunked);
-  CHECK(h::parse_tier("sdpa-efficient/loop/gqa-native/mask-explicit").label() ==
+  CHECK(stepcast::model::tier_label(h::parse_tier("sdpa-auto/loop")) == "sdpa-auto/loop");
+  CHECK(h::parse_tier("sdpa-math/grouped/ce-chunked").ce_chunked);
+  CHECK(stepcast::model::tier_label(h::parse_tier("sdpa-efficient/loop/gqa-native/mask-explicit")) ==
         "sdpa-efficient/loop/mask-explicit/gqa-native");
   CHECK_THROWS_AS(h::parse_tier("sdpa/loop"), stepcast::InputError);
   CHECK_THROWS_AS(h::parse_tier("sdpa-auto"), stepcast::InputError);
   CHECK_THROWS_AS(h::parse_tier("sdpa-auto/grouped/fast"), stepcast::InputError);
+  // The one grammar's labels the harness cannot run.
+  CHECK_THROWS_AS(h::parse_tier("hf-sdpa-efficient-sm80/loop"), stepcast::InputError);
+  CHECK_THROWS_AS(h::parse_tier("sdpa-auto+ckpt/loop"), stepcast::InputError);
+}
+
+TEST_CASE("the harness's mask path is the cost model's at window - 1, window, window + 1", "[harness][window]") {
+  const auto shape = tiny("tiny-gemma4");  // sliding_window 8
+  const auto tier = h::parse_tier("sdpa-auto/loop/gqa-expand");
+  const stepcast::model::FeatureMaker features(shape, tier, stepcast::model::gpu_info("NVIDIA H200"));
+  h::Model m(shape, cpu_fp32());
+  for (int64_t width : {int64_t{7}, int64_t{8}, int64_t{9}}) {
+    m.hidden(h::make_batch({width}, width, shape.vocab_size, 5, torch::kCPU), tier);
+    for (const auto& t : features.layer_types()) {
+      INFO("width " << width << " " << t.spec.type);
+      const bool predicted = t.at(false, width).explicit_mask;
+      CHECK(predicted == stepcast::model::plan_layer_at(tier, t.spec, false, 90, width).explicit_mask);
+      CHECK(m.layer_info().at(t.spec.type).mask_path == (predicted ? "explicit" : "is_causal"));
+      // transformers builds the sliding mask from width == window on.
+      CHECK(predicted == (t.spec.window > 0 && width >= t.spec.window));
+    }
+  }
+}
+
+TEST_CASE("a dummy family (one table entry and a config) builds and trains on the CPU", "[harness][family]") {
+  stepcast::testing::register_dummy_family();
+  const auto shape = tiny("tiny-dummy");
+  h::Model m(shape, cpu_fp32());
+  const auto counts = stepcast::model::count_params(shape);
+  CHECK(m.parameter_count() == counts.total);
+  CHECK(m.parameter_count() == 12'672);
+  CHECK(static_cast<int64_t>(m.named_parameters().size()) == counts.tensors);
+  // Every tensor has the name and shape of the counted table.
+  const auto modules = stepcast::model::expand_modules(shape);
+  std::map<std::string, std::vector<int64_t>> expected;
+  for (const auto& mod : modules) {
+    expected[mod.weight_name()] = mod.weight_shape();
+    if (mod.bias) expected[mod.name + ".bias"] = {mod.out_features};
+  }
+  for (const auto& [name, t] : m.named_parameters()) {
+    INFO(name);
+    REQUIRE(expected.count(name) == 1);
+    CHECK(t.sizes().vec() == expected.at(name));
+  }
+  CHECK(m.lora_modules() == stepcast::model::plan_lora(shape, stepcast::model::default_lora_targets(), 4).modules);
+  const h::Batch b = h::make_batch({12, 9}, 12, shape.vocab_size, 5, torch::kCPU);
+  const double loss = m.step(b, h::parse_tier("sdpa-auto/loop")).item<double>();
+  CHECK(loss == Approx(std::log(50.0)).epsilon(0.05));
 }

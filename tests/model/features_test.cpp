@@ -5,11 +5,12 @@
 #include "io/model_config.hpp"
 #include "model/features.hpp"
 #include "model/step_model.hpp"
+#include "model/errors.hpp"
 #include "model/tiers.hpp"
 
 namespace sm = stepcast::model;
 
-TEST_CASE("the SDPA dispatcher rules of DESIGN.md", "[tiers]") {
+TEST_CASE("the SDPA dispatcher rules of docs/families.md", "[tiers]") {
   struct Case {
     int64_t head_dim, heads, kv_heads;
     bool mask, gqa;
@@ -114,15 +115,88 @@ TEST_CASE("features scale with the shape's work", "[features]") {
   }
 }
 
-TEST_CASE("a sliding layer whose window covers the width keeps is_causal", "[features]") {
+TEST_CASE("a sliding layer keeps is_causal only below its window, as transformers' sdpa mask", "[features][window]") {
+  // masking_utils._ignore_causal_mask_sdpa skips the mask while kv_length < sliding_window: at width == window
+  // the explicit mask is built already.
   const auto shape = stepcast::io::load_model("gemma-4-26b-a4b");
   const sm::FeatureMaker f(shape, sm::tier_from_label("sdpa-auto/grouped/gqa-expand"), sm::gpu_info("NVIDIA H200"));
   for (const auto& t : f.layer_types()) {
     INFO(t.spec.type);
-    CHECK_FALSE(t.at(false, 1024).explicit_mask);
-    CHECK(t.at(true, 1024).explicit_mask);
-    CHECK(t.at(false, 2048).explicit_mask == (t.spec.window > 0));
+    const bool sliding = t.spec.window > 0;
+    CHECK_FALSE(t.at(false, 1023).explicit_mask);
+    CHECK(t.at(false, 1024).explicit_mask == sliding);
+    CHECK(t.at(false, 1025).explicit_mask == sliding);
+    CHECK(t.at(true, 1023).explicit_mask);
+    CHECK(t.at(false, 2048).explicit_mask == sliding);
   }
+}
+
+TEST_CASE("the features' plan is plan_layer_at's at window - 1, window, window + 1", "[features][window]") {
+  const auto shape = stepcast::io::load_model("gemma-4-26b-a4b");
+  for (const std::string label : {"sdpa-auto/grouped/gqa-expand", "sdpa-auto/grouped", "sdpa-efficient/loop/gqa-native",
+                                  "hf-sdpa-efficient-sm80/loop", "sdpa-auto/loop/mask-explicit"}) {
+    const auto tier = sm::tier_from_label(label);
+    const sm::FeatureMaker f(shape, tier, sm::gpu_info("NVIDIA H200"));
+    const int sm_arch = tier.kernel_sm > 0 ? tier.kernel_sm : 90;
+    for (const auto& t : f.layer_types())
+      for (int64_t width : {int64_t{1023}, int64_t{1024}, int64_t{1025}})
+        for (bool padded : {false, true}) {
+          INFO(label << " " << t.spec.type << " width " << width << " padded " << padded);
+          const sm::LayerPlan rule = sm::plan_layer_at(tier, t.spec, padded, sm_arch, width);
+          const sm::LayerPlan& used = t.at(padded, width);
+          CHECK(used.explicit_mask == rule.explicit_mask);
+          CHECK(used.expand_kv == rule.expand_kv);
+          CHECK(used.backend == rule.backend);
+          CHECK(used.work == rule.work);
+        }
+  }
+}
+
+TEST_CASE("K/V expansion follows the tier's GQA rule", "[tiers]") {
+  sm::AttentionSpec layer;
+  layer.num_heads = 16;
+  layer.num_kv_heads = 8;
+  layer.head_dim = 256;
+  auto expand = [&](const std::string& label, bool padded) {
+    return sm::plan_layer_at(sm::parse_tier(label), layer, padded, 90, 512).expand_kv;
+  };
+  CHECK_FALSE(expand("sdpa-auto/grouped", false));  // hf: enable_gqa without a mask
+  CHECK(expand("sdpa-auto/grouped", true));          // ... repeat_kv with one
+  CHECK(expand("sdpa-auto/grouped/gqa-expand", false));
+  CHECK_FALSE(expand("sdpa-auto/grouped/gqa-native", true));
+  CHECK(expand("sdpa-efficient/loop", false));       // the efficient kernel has no enable_gqa path
+  CHECK_FALSE(expand("sdpa-efficient/loop/gqa-native", false));
+}
+
+TEST_CASE("one tier grammar: strict parse names every bad part, labels round-trip", "[tiers]") {
+  for (const std::string label : {"sdpa-auto/grouped", "sdpa-auto/grouped/gqa-expand", "sdpa-efficient/loop/gqa-native",
+                                  "hf-sdpa-efficient-sm80/loop", "sdpa-math+ckpt/loop", "sdpa-math/grouped/ce-chunked",
+                                  "sdpa-cudnn/loop/ce-chunked/mask-explicit/gqa-native"}) {
+    INFO(label);
+    const auto t = sm::parse_tier(label);
+    CHECK(sm::tier_label(t) == label);
+    const auto again = sm::parse_tier(sm::tier_label(t));
+    CHECK(again.gqa == t.gqa);
+    CHECK(again.auto_backend == t.auto_backend);
+    CHECK(again.forced == t.forced);
+    CHECK(again.kernel_sm == t.kernel_sm);
+    CHECK(again.recompute == t.recompute);
+  }
+  CHECK(sm::tier_label(sm::parse_tier("sdpa-auto/grouped/ckpt")) == "sdpa-auto+ckpt/grouped");
+  CHECK(sm::attention_name(sm::parse_tier("hf-sdpa-efficient-sm80/loop")) == "sdpa-efficient");
+  CHECK(sm::experts_name(sm::parse_tier("sdpa-auto/grouped")) == "grouped");
+  CHECK(sm::gqa_name(sm::parse_tier("sdpa-auto/grouped/gqa-native").gqa) == "native");
+  try {
+    sm::parse_tier("sdpa-fast/pooled/bogus");
+    FAIL("no error");
+  } catch (const stepcast::InputError& e) {
+    REQUIRE(e.problems().size() == 3);
+    CHECK_THAT(e.problems()[0], Catch::Matchers::Contains("attention 'sdpa-fast'"));
+    CHECK_THAT(e.problems()[1], Catch::Matchers::Contains("experts 'pooled'"));
+    CHECK_THAT(e.problems()[2], Catch::Matchers::Contains("extra 'bogus'"));
+  }
+  CHECK_THROWS_AS(sm::parse_tier("sdpa-auto"), stepcast::InputError);
+  CHECK_THROWS_AS(sm::parse_tier("hf-sdpa-efficient-smx/loop"), stepcast::InputError);
 }
 
 TEST_CASE("a window-honouring kernel does W*min(W, window)", "[features]") {

@@ -43,7 +43,7 @@ TEST_CASE("Gemma-4 layer types follow layer_types", "[shape]") {
   CHECK(s.tie_word_embeddings);
 }
 
-TEST_CASE("LoRA on the seed's seven targets hits 205 modules of Gemma-4", "[shape][lora][golden]") {
+TEST_CASE("LoRA on the seven standard targets hits 205 modules of Gemma-4", "[shape][lora][golden]") {
   const auto plan = model::plan_lora(gemma(), model::default_lora_targets(), 16);
   CHECK(plan.modules == 205);  // 25x4 + 5x3 attention + 30x3 MLP
   CHECK(plan.modules_by_target.at("v_proj") == 25);

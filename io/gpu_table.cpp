@@ -1,0 +1,119 @@
+#include "io/gpu_table.hpp"
+
+#include <cctype>
+#include <map>
+#include <sstream>
+
+#include "io/document.hpp"
+
+namespace stepcast::io {
+namespace {
+
+// "9.0" → 90, "12.0" → 120; -1 when malformed.
+int parse_compute_capability(const std::string& s) {
+  const size_t dot = s.find('.');
+  if (dot == std::string::npos || dot == 0 || dot + 2 != s.size()) return -1;
+  for (size_t i = 0; i < s.size(); ++i)
+    if (i != dot && !std::isdigit(static_cast<unsigned char>(s[i]))) return -1;
+  return std::stoi(s.substr(0, dot)) * 10 + (s[dot + 1] - '0');
+}
+
+void read_sources(MapReader& entry, const std::vector<std::string>& figures) {
+  if (figures.empty()) {
+    if (entry.has("sources")) entry.node("sources");
+    return;
+  }
+  if (!entry.has("sources")) {
+    entry.problem("no sources for " + figures.front() + ". Violated constraint: every figure has a source");
+    return;
+  }
+  MapReader sources = entry.child("sources");
+  for (const auto& figure : figures) {
+    std::string text;
+    if (sources.read(figure, text, true) && text.empty())
+      sources.problem(sources.node(figure), "sources." + figure + " is empty. Violated constraint: a citation");
+  }
+  sources.finish();
+}
+
+model::GpuSpec read_entry(MapReader& entry) {
+  model::GpuSpec g;
+  entry.read("name", g.name, true);
+  if (entry.has("aliases")) entry.read_list("aliases", g.aliases, false);
+  entry.read_choice("vendor", g.vendor, {"nvidia", "amd"}, true);
+  std::vector<std::string> figures;
+  if (entry.has("compute_capability")) {
+    std::string cc;
+    entry.read("compute_capability", cc, false);
+    g.sm = parse_compute_capability(cc);
+    if (g.vendor == "amd")
+      entry.problem(entry.node("compute_capability"),
+                    "compute_capability on an AMD device. Violated constraint: NVIDIA devices only (an AMD GPU has no "
+                    "CUDA compute capability, so it is never sm90)");
+    else if (g.sm < 0)
+      entry.problem(entry.node("compute_capability"),
+                    "compute_capability = '" + cc + "'. Violated constraint: <major>.<minor>, e.g. \"9.0\"");
+    figures.push_back("compute_capability");
+  }
+  if (entry.has("usable_memory_gib")) {
+    entry.read("usable_memory_gib", g.capacity_gib, false, 0.0);
+    figures.push_back("usable_memory_gib");
+  }
+  read_sources(entry, figures);
+  entry.finish();
+  if (g.sm < 0) g.sm = 0;
+  return g;
+}
+
+std::string quoted(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+std::vector<model::GpuSpec> load_gpu_table(const std::string& path) {
+  YAML::Node root = load_yaml_file(path);
+  Diagnostics diagnostics;
+  MapReader top(root, path, "", diagnostics);
+  std::vector<model::GpuSpec> table;
+  YAML::Node list = top.node("gpus");
+  if (!list.IsSequence() || list.size() == 0) {
+    top.problem(list.IsDefined() ? list : root, "gpus is missing or empty. Violated constraint: a list of devices");
+  } else {
+    std::map<std::string, std::string> owner;  // every name and alias → the entry that has it
+    for (size_t i = 0; i < list.size(); ++i) {
+      MapReader entry(list[i], path, "gpus[" + std::to_string(i) + "]", diagnostics);
+      model::GpuSpec g = read_entry(entry);
+      std::vector<std::string> spellings = g.aliases;
+      spellings.insert(spellings.begin(), g.name);
+      for (const auto& s : spellings) {
+        if (s.empty()) continue;
+        auto [it, fresh] = owner.emplace(s, g.name);
+        if (!fresh)
+          entry.problem("'" + s + "' names '" + it->second + "' already. Violated constraint: names and aliases unique");
+      }
+      table.push_back(g);
+    }
+  }
+  top.finish();
+  diagnostics.throw_if_any();
+  return table;
+}
+
+std::string gpu_table_initialiser(const std::vector<model::GpuSpec>& table) {
+  std::ostringstream out;
+  out.precision(17);
+  for (const auto& g : table) {
+    out << "    {" << quoted(g.name) << ", {";
+    for (size_t i = 0; i < g.aliases.size(); ++i) out << (i ? ", " : "") << quoted(g.aliases[i]);
+    out << "}, " << quoted(g.vendor) << ", " << g.sm << ", " << g.capacity_gib << "},\n";
+  }
+  return out.str();
+}
+
+}  // namespace stepcast::io

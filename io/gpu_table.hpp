@@ -1,0 +1,19 @@
+#pragma once
+// scenarios/gpus.yaml → the GPU table (model/gpus.hpp). Read at build time by stepcast_gpu_table, which
+// writes the C++ initialiser model/gpus.cpp compiles in, and by tests; every problem with file:line:col.
+#include <string>
+#include <vector>
+
+#include "model/gpus.hpp"
+
+namespace stepcast::io {
+
+// Parses and checks the table: names and aliases unique across entries, vendor nvidia or amd, compute
+// capability "<major>.<minor>" (NVIDIA only: an AMD device has none), usable memory > 0, and a source for
+// every figure given. Unknown keys are errors (a typo must never become a missing figure).
+std::vector<model::GpuSpec> load_gpu_table(const std::string& path);
+
+// The entries as the body of a C++ brace initialiser of std::vector<model::GpuSpec>.
+std::string gpu_table_initialiser(const std::vector<model::GpuSpec>& table);
+
+}  // namespace stepcast::io

@@ -1,0 +1,45 @@
+// scenarios/gpus.yaml's reader: the shipped file, and every rule with its file:line:col.
+#include "catch.hpp"
+#include "temp_file.hpp"
+#include "io/gpu_table.hpp"
+#include "model/errors.hpp"
+
+using namespace stepcast;
+using Catch::Matchers::Contains;
+
+TEST_CASE("the shipped GPU table reads, and is the one compiled in", "[gpus]") {
+  const auto table = io::load_gpu_table(STEPCAST_SCENARIOS "/gpus.yaml");
+  REQUIRE(table.size() == model::known_gpus().size());
+  for (size_t i = 0; i < table.size(); ++i) {
+    CHECK(table[i].name == model::known_gpus()[i].name);
+    CHECK(table[i].sm == model::known_gpus()[i].sm);
+    CHECK(table[i].capacity_gib == model::known_gpus()[i].capacity_gib);
+  }
+}
+
+TEST_CASE("GPU table problems carry file:line:col", "[gpus]") {
+  struct Case {
+    std::string text, expect;
+  };
+  const std::string src = "\n    sources: {compute_capability: x}";
+  auto c = GENERATE_COPY(values<Case>({
+      {"gpus:\n  - name: A\n    vendor: nvidia\n    compute_capability: \"9\"" + src, ":4:25: compute_capability = '9'"},
+      {"gpus:\n  - name: A\n    vendor: amd\n    compute_capability: \"9.0\"" + src, "never sm90"},
+      {"gpus:\n  - name: A\n    vendor: intel", "vendor"},
+      {"gpus:\n  - name: A\n    vendor: nvidia\n    compute_capability: \"9.0\"", "no sources for compute_capability"},
+      {"gpus:\n  - name: A\n    vendor: nvidia\n  - name: B\n    aliases: [A]\n    vendor: nvidia",
+       "'A' names 'A' already"},
+      {"gpus:\n  - name: A\n    vendor: nvidia\n    peak_tflops: 1", "peak_tflops"},
+      {"gpus:\n  - name: A\n    vendor: nvidia\n    usable_memory_gib: -1\n    sources: {usable_memory_gib: x}",
+       "usable_memory_gib = -1"},
+      {"gpus: []", "gpus is missing or empty"},
+  }));
+  testing::TempFile f(c.text, ".yaml");
+  INFO(c.text);
+  try {
+    io::load_gpu_table(f.path());
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK_THAT(std::string(e.what()), Contains(c.expect));
+  }
+}
