@@ -1,16 +1,22 @@
 #include "io/scenario_io.hpp"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "io/document.hpp"
+#include "io/limits.hpp"
 #include "model/errors.hpp"
 
 namespace stepcast::io {
 namespace {
 
 constexpr int64_t kSchemaVersion = 1;
-// A corpus is held in memory as int32 lengths: 10^9 samples would be 4 GB; beyond is surely a typo.
-constexpr int64_t kMaxSamples = 1'000'000'000;
+using limits::kMaxSamples;
+// A log-normal sigma of 20 spreads lengths over e^20 (5 * 10^8) either side of the median: wider than any
+// corpus, and narrow enough that median * e^(sigma * z) stays finite.
+constexpr double kMaxSigma = 20;
+constexpr int64_t kMaxEpochs = 1'000'000;
+constexpr double kMaxHours = 1e6;
 
 std::string key_path(const MapReader& r, const std::string& key) {
   return r.path().empty() ? key : r.path() + "." + key;
@@ -18,9 +24,10 @@ std::string key_path(const MapReader& r, const std::string& key) {
 
 // A double >= 0 (durations and sizes that may be zero); the message names the constraint plainly.
 // True when the key was given and valid.
-bool read_non_negative(MapReader& r, const std::string& key, double& out, bool required) {
+bool read_non_negative(MapReader& r, const std::string& key, double& out, bool required,
+                       double max = limits::kMaxSeconds) {
   double v = out;
-  if (!r.read(key, v, required)) return false;
+  if (!r.read(key, v, required, -1e308, max)) return false;
   if (v < 0) {
     r.problem(r.node(key), key_path(r, key) + " = " + r.node(key).Scalar() + ". Violated constraint: >= 0");
     return false;
@@ -75,25 +82,25 @@ void read_predictor(MapReader& top, Scenario& s) {
 planner::SyntheticSpec read_synthetic(MapReader& r, Diagnostics& d) {
   planner::SyntheticSpec spec;
   int64_t seed = 1;
-  r.read("samples", spec.samples, true, 1);
-  if (spec.samples > kMaxSamples)
-    r.problem(r.node("samples"), r.path() + ".samples = " + std::to_string(spec.samples) +
-                                     ". Violated constraint: <= " + std::to_string(kMaxSamples));
+  r.read("samples", spec.samples, true, 1, kMaxSamples);
   if (r.read("seed", seed, false, 0)) spec.seed = static_cast<uint64_t>(seed);
-  r.read("min_length", spec.min_length, false, 1);
-  r.read("max_length", spec.max_length, false, 1);
-  r.read("roots", spec.roots, false, 0);
+  r.read("min_length", spec.min_length, false, 1, limits::kMaxWidth);
+  r.read("max_length", spec.max_length, false, 1, limits::kMaxWidth);
+  r.read("roots", spec.roots, false, 0, kMaxSamples);
   if (spec.max_length < spec.min_length)
     r.problem(r.path() + ".max_length < min_length. Violated constraint: max_length >= min_length");
-  if (spec.max_length > INT32_MAX) r.problem(r.path() + ".max_length. Violated constraint: <= 2147483647");
   spec.components.clear();
+  double total_weight = 0;
   for_each_map(r, "components", d, "{weight, median_tokens, sigma}", [&](MapReader& c) {
     planner::LogNormalComponent comp;
-    c.read("weight", comp.weight, false, 0.0);
-    c.read("median_tokens", comp.median_tokens, true, 0.0);
-    c.read("sigma", comp.sigma, true, 0.0);
+    c.read("weight", comp.weight, false, -1e-300, 1e12);
+    c.read("median_tokens", comp.median_tokens, true, 0.0, static_cast<double>(limits::kMaxWidth));
+    c.read("sigma", comp.sigma, true, -1e-300, kMaxSigma);
+    total_weight += comp.weight;
     spec.components.push_back(comp);
   });
+  if (!spec.components.empty() && !(total_weight > 0))
+    r.problem(r.node("components"), r.path() + ".components: every weight is 0. Violated constraint: a weight > 0");
   return spec;
 }
 
@@ -112,13 +119,16 @@ void read_corpus(MapReader& top, Scenario& s, Diagnostics& d) {
   if (c.has("histogram")) {
     MapReader h = c.child("histogram");
     int64_t seed = 0;
+    int64_t total = 0;
     if (h.read("seed", seed, false, 0)) s.corpus.histogram_seed = static_cast<uint64_t>(seed);
     for_each_map(h, "bins", d, "{length, count}", [&](MapReader& bin) {
       planner::HistogramBin b;
-      bin.read("length", b.length, true, 1);
-      bin.read("count", b.count, true, 0);
-      if (b.count > kMaxSamples) bin.problem(bin.path() + ".count. Violated constraint: <= " + std::to_string(kMaxSamples));
-      if (b.length > INT32_MAX) bin.problem(bin.path() + ".length. Violated constraint: <= 2147483647");
+      bin.read("length", b.length, true, 1, limits::kMaxWidth);
+      bin.read("count", b.count, true, 0, kMaxSamples);
+      total += b.count;  // each <= 10^9, so the sum of even 10^9 bins stays in int64
+      if (total > kMaxSamples)
+        bin.problem(bin.path() + ".count: the bins hold " + std::to_string(total) +
+                    " samples so far. Violated constraint: <= " + std::to_string(kMaxSamples) + " in all");
       s.corpus.histogram.push_back(b);
     });
     h.finish();
@@ -143,15 +153,17 @@ void read_baseline(MapReader& top, Scenario& s) {
   MapReader b = top.child("baseline");
   int64_t seed = 0;
   read_policy(b, "policy", s.baseline.policy, true);
-  b.read("micro_batch", s.baseline.micro_batch, true, 1);
-  b.read("accumulation", s.run.accumulation, false, 1);
-  b.read("max_length", s.baseline.max_length, true, 1);
-  b.read("bucket_size", s.baseline.bucket_size, false, 1);
+  b.read("micro_batch", s.baseline.micro_batch, true, 1, limits::kMaxRows);
+  b.read("accumulation", s.run.accumulation, false, 1, limits::kMaxAccumulation);
+  b.read("max_length", s.baseline.max_length, true, 1, limits::kMaxWidth);
+  b.read("bucket_size", s.baseline.bucket_size, false, 1, kMaxSamples);
   if (b.read("seed", seed, false, 0)) s.baseline.seed = static_cast<uint64_t>(seed);
   if (b.read("pad_to_multiple_of", s.baseline.pad_to_multiple_of, false, 1))
     check_pad_multiple(b, b.node("pad_to_multiple_of"), "baseline.pad_to_multiple_of", s.baseline.pad_to_multiple_of);
-  if (s.baseline.max_length > INT32_MAX) b.problem("baseline.max_length. Violated constraint: <= 2147483647");
-  else if (s.baseline.pad_to_multiple_of <= planner::kMaxPadToMultipleOf &&
+  if (s.baseline.micro_batch * s.baseline.max_length > limits::kMaxTokensPerBatch)  // each bounded: no overflow
+    b.problem("baseline.micro_batch x max_length = " + std::to_string(s.baseline.micro_batch * s.baseline.max_length) +
+              " tokens. Violated constraint: <= " + std::to_string(limits::kMaxTokensPerBatch));
+  if (s.baseline.pad_to_multiple_of <= planner::kMaxPadToMultipleOf &&
            planner::round_up_width(s.baseline.max_length, s.baseline.pad_to_multiple_of) > INT32_MAX)
     b.problem("baseline.max_length rounded up to pad_to_multiple_of. Violated constraint: <= 2147483647");
   b.finish();
@@ -159,7 +171,7 @@ void read_baseline(MapReader& top, Scenario& s) {
 
 void read_run(MapReader& top, Scenario& s) {
   MapReader r = top.child("run");
-  r.read("epochs", s.run.epochs, false, 1);
+  r.read("epochs", s.run.epochs, false, 1, kMaxEpochs);
   double optimizer_step_s = 0;  // absent: the predictor's calibrated optimizer step
   if (read_non_negative(r, "optimizer_step_s", optimizer_step_s, false)) {
     s.run.optimizer_step_s = optimizer_step_s;
@@ -171,6 +183,18 @@ void read_run(MapReader& top, Scenario& s) {
   read_non_negative(r, "eval_s", s.run.eval_s, false);
   read_non_negative(r, "startup_s", s.run.startup_s, true);
   r.finish();
+}
+
+// The sweep simulates every combination of its lists; their product is bounded before anything is built.
+void check_sweep_size(MapReader& w, const planner::SweepSpec& sweep) {
+  int64_t configurations = 1;
+  for (size_t n : {sweep.policies.size(), sweep.micro_batches.size(), sweep.max_lengths.size(),
+                   sweep.bucket_sizes.size(), sweep.pad_to_multiples.size()})
+    configurations = limits::checked_mul(configurations, std::max<int64_t>(1, static_cast<int64_t>(n)))
+                         .value_or(INT64_MAX);
+  if (configurations > limits::kMaxSweepConfigurations)
+    w.problem("sweep: the lists combine into " + std::to_string(configurations) +
+              " configurations. Violated constraint: <= " + std::to_string(limits::kMaxSweepConfigurations));
 }
 
 void read_sweep(MapReader& top, Scenario& s) {
@@ -193,14 +217,15 @@ void read_sweep(MapReader& top, Scenario& s) {
       }
     }
   }
-  w.read_list("micro_batches", s.sweep.micro_batches, false, 1);
-  w.read_list("max_lengths", s.sweep.max_lengths, false, 1);
-  w.read_list("bucket_sizes", s.sweep.bucket_sizes, false, 1);
+  w.read_list("micro_batches", s.sweep.micro_batches, false, 1, limits::kMaxRows);
+  w.read_list("max_lengths", s.sweep.max_lengths, false, 1, limits::kMaxWidth);
+  w.read_list("bucket_sizes", s.sweep.bucket_sizes, false, 1, kMaxSamples);
   if (w.read_list("pad_to_multiples", s.sweep.pad_to_multiples, false, 1))
     for (size_t i = 0; i < s.sweep.pad_to_multiples.size(); ++i)
       check_pad_multiple(w, w.node("pad_to_multiples")[i], "sweep.pad_to_multiples[" + std::to_string(i) + "]",
                          s.sweep.pad_to_multiples[i]);
-  w.read("top", s.sweep.top, false, 1);
+  w.read("top", s.sweep.top, false, 1, limits::kMaxSweepConfigurations);
+  check_sweep_size(w, s.sweep);
   w.finish();
 }
 
@@ -215,13 +240,13 @@ void read_top(MapReader& top, Scenario& s, Diagnostics& d) {
   read_predictor(top, s);
   MapReader gpu = top.child("gpu");
   gpu.read("name", s.gpu_name, false);
-  gpu.read("memory_gib", s.run.gpu_memory_gib, true, 0.0);
+  gpu.read("memory_gib", s.run.gpu_memory_gib, true, 0.0, limits::kMaxGiB);
   gpu.finish();
   read_corpus(top, s, d);
   read_baseline(top, s);
   read_run(top, s);
-  read_non_negative(top, "window_hours", s.run.window_hours, true);
-  read_non_negative(top, "memory_cap_gib", s.run.memory_cap_gib, false);
+  read_non_negative(top, "window_hours", s.run.window_hours, true, kMaxHours);
+  read_non_negative(top, "memory_cap_gib", s.run.memory_cap_gib, false, limits::kMaxGiB);
   read_sweep(top, s);
 }
 
