@@ -1,6 +1,5 @@
 #include "fuzz/fuzz_support.hpp"
 
-#include <nlohmann/json.hpp>
 #include <unistd.h>
 
 #include <cstdio>
@@ -8,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "cli/app.hpp"
@@ -50,6 +50,8 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 bool non_negative_key(const std::string& key) {
   for (const char* suffix : {"_s", "_gib", "bytes", "tokens", "_count", "launches", "_ns"})
     if (ends_with(key, suffix)) return true;
+  for (const char* part : {"params", "flops", "bytes"})
+    if (key.find(part) != std::string::npos) return true;
   return key == "count" || key == "rows" || key == "width" || key == "records";
 }
 
@@ -61,7 +63,8 @@ bool signed_figure_key(const std::string& key) {
 }
 
 void check_figures(const nlohmann::json& j, const std::string& key, const std::vector<std::string>& args) {
-  if (j.is_null() && (non_negative_key(key) || signed_figure_key(key))) broken("every figure is a number", args, key + " = null (NaN or infinity)");
+  if (j.is_null() && (non_negative_key(key) || signed_figure_key(key)))
+    broken("every figure is a number", args, key + " = null (NaN or infinity)");
   if (j.is_number() && non_negative_key(key) && j.get<double>() < 0)
     broken("every time, size and count is >= 0", args, key + " = " + j.dump());
   if (j.is_object())
@@ -108,8 +111,8 @@ int run_stepcast(const std::vector<std::string>& args, const std::string& input)
     bool located = false;
     for (size_t at = text.find(input + ":"); at != std::string::npos && !located; at = text.find(input + ":", at + 1)) {
       const size_t after = at + input.size() + 1;
-      located = (after < text.size() && text[after] >= '0' && text[after] <= '9') ||
-                text.compare(after, 6, " byte ") == 0;
+      located =
+          (after < text.size() && text[after] >= '0' && text[after] <= '9') || text.compare(after, 6, " byte ") == 0;
     }
     if (!located) broken("a refusal names file:line", args, "stderr: " + text.substr(0, 600));
   }

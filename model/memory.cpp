@@ -14,7 +14,8 @@ constexpr double kMaxTermBytes = 1152921504606846976.0;
 int64_t bytes_of(double gib) {
   const double bytes = gib * kGiB + 0.5;
   if (!(bytes >= 0 && bytes < kMaxTermBytes))
-    throw InputError("a memory term of " + std::to_string(gib) + " GiB. Violated constraint: finite, >= 0, < 1 EiB");
+    throw InputError("a memory term of " + std::to_string(bytes / kGiB / 1e9) +
+                     " billion GiB. Violated constraint: finite, >= 0, < 1 EiB");
   return static_cast<int64_t>(bytes);
 }
 }  // namespace
