@@ -131,7 +131,8 @@ void run_kernels(const KernelsOptions& o) {
       const nlohmann::json comparison = kernels::to_json(kernels::compare(report, *other));
       for (const auto& [key, value] : comparison.items()) j[key] = value;
     }
-    std::cout << j.dump(2) << "\n";
+    // Kernel names come from the trace as bytes; invalid UTF-8 is written as U+FFFD rather than refused.
+    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return;
   }
   const auto print = [&](const kernels::Report& r) {

@@ -329,7 +329,7 @@ void run_plan(const PlanOptions& o) {
                   {"out_of_memory", result.out_of_memory},
                   {"skipped", result.skipped},
                   {"elapsed_s", elapsed_s}};
-    std::cout << j.dump(2) << "\n";
+    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";  // names are YAML bytes
   } else {
     print_text(std::cout, s, corpus, corpus_desc, predictor_desc, result, elapsed_s);
   }

@@ -19,7 +19,7 @@ measure() {
   mb=$(awk -v b="$(stat -c %s "$file")" 'BEGIN { printf "%.1f", b / 1048576 }')
   local code=0
   /usr/bin/time -f "%e %M" -o "$work/time.txt" "$@" >/dev/null 2>"$work/err.txt" || code=$?
-  read -r seconds kib <"$work/time.txt" || true
+  read -r seconds kib < <(tail -n 1 "$work/time.txt") || true
   printf "| %s | %s | %s | %d | %d |\n" "$label" "$mb" "$seconds" "$((kib / 1024))" "$code"
 }
 
