@@ -141,11 +141,13 @@ bool MapReader::read(const std::string& key, double& out, bool required, double 
     return false;
   }
   if (!(v > min_exclusive)) {
-    problem(n, key_path(key) + " = " + show(n) + ". Violated constraint: > " + std::to_string(min_exclusive));
+    problem(n, key_path(key) + " = " + limits::cut(n.Scalar()) + ". Violated constraint: > " +
+                   std::to_string(min_exclusive));
     return false;
   }
   if (v > max_inclusive) {
-    problem(n, key_path(key) + " = " + show(n) + ". Violated constraint: <= " + std::to_string(max_inclusive));
+    problem(n, key_path(key) + " = " + limits::cut(n.Scalar()) + ". Violated constraint: <= " +
+                   std::to_string(max_inclusive));
     return false;
   }
   out = v;

@@ -56,11 +56,22 @@ void for_each_map(MapReader& r, const std::string& key, Diagnostics& d, const st
   }
 }
 
+// A file the scenario names must exist, so that its absence is reported at the line that names it.
+void check_named_file(MapReader& r, const std::string& key, const std::string& resolved) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(resolved, ec))
+    r.problem(r.node(key), key_path(r, key) + " = '" + limits::cut(r.node(key).Scalar()) + "': no such file (" +
+                               limits::cut(resolved) + "). Violated constraint: an existing file, relative to the scenario");
+}
+
 void read_predictor(MapReader& top, Scenario& s) {
   const bool has_coefficients = top.has("coefficients"), has_predictor = top.has("predictor");
   if (has_coefficients == has_predictor)
     top.problem("exactly one of 'coefficients' (a calibrated coefficients file) or 'predictor' is required");
-  if (top.read("coefficients", s.coefficients, false)) s.coefficients = resolve_beside(s.path, s.coefficients);
+  if (top.read("coefficients", s.coefficients, false)) {
+    s.coefficients = resolve_beside(s.path, s.coefficients);
+    check_named_file(top, "coefficients", s.coefficients);
+  }
   if (!has_predictor) {
     top.node("predictor");
     return;
@@ -90,17 +101,13 @@ planner::SyntheticSpec read_synthetic(MapReader& r, Diagnostics& d) {
   if (spec.max_length < spec.min_length)
     r.problem(r.path() + ".max_length < min_length. Violated constraint: max_length >= min_length");
   spec.components.clear();
-  double total_weight = 0;
   for_each_map(r, "components", d, "{weight, median_tokens, sigma}", [&](MapReader& c) {
     planner::LogNormalComponent comp;
-    c.read("weight", comp.weight, false, -1e-300, 1e12);
+    c.read("weight", comp.weight, false, 0.0, 1e12);
     c.read("median_tokens", comp.median_tokens, true, 0.0, static_cast<double>(limits::kMaxWidth));
-    c.read("sigma", comp.sigma, true, -1e-300, kMaxSigma);
-    total_weight += comp.weight;
+    c.read("sigma", comp.sigma, true, 0.0, kMaxSigma);
     spec.components.push_back(comp);
   });
-  if (!spec.components.empty() && !(total_weight > 0))
-    r.problem(r.node("components"), r.path() + ".components: every weight is 0. Violated constraint: a weight > 0");
   return spec;
 }
 
@@ -108,7 +115,10 @@ void read_corpus(MapReader& top, Scenario& s, Diagnostics& d) {
   MapReader c = top.child("corpus");
   const int sources = (c.has("file") ? 1 : 0) + (c.has("synthetic") ? 1 : 0) + (c.has("histogram") ? 1 : 0);
   if (sources != 1) c.problem("corpus: exactly one of 'file', 'synthetic' or 'histogram' is required");
-  if (c.read("file", s.corpus.file, false)) s.corpus.file = resolve_beside(s.path, s.corpus.file);
+  if (c.read("file", s.corpus.file, false)) {
+    s.corpus.file = resolve_beside(s.path, s.corpus.file);
+    check_named_file(c, "file", s.corpus.file);
+  }
   if (c.has("synthetic")) {
     MapReader syn = c.child("synthetic");
     s.corpus.synthetic = read_synthetic(syn, d);
