@@ -36,7 +36,9 @@ YAML::Node load_yaml_file(const std::string& path) {
   if (is_blank(text)) throw InputError(path + ":1:1: the file is empty. Violated constraint: a YAML mapping");
   try {
     YAML::Node root = YAML::Load(text);
-    if (!root.IsMap()) throw InputError(where(path, root.Mark()) + ": the document is not a mapping of keys to values");
+    // A bare scalar or null document has no mark (line -1): it starts at 1:1.
+    const std::string at = root.Mark().line < 0 ? path + ":1:1" : where(path, root.Mark());
+    if (!root.IsMap()) throw InputError(at + ": the document is not a mapping of keys to values");
     return root;
   } catch (const YAML::Exception& e) {
     throw InputError(where(path, e.mark) + ": malformed YAML: " + e.msg);
