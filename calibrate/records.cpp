@@ -7,10 +7,13 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
 
+#include "io/json_text.hpp"
+#include "io/limits.hpp"
 #include "model/errors.hpp"
 
 namespace stepcast::calibrate {
@@ -29,6 +32,11 @@ std::string at_key(const std::string& file, int64_t line, const std::string& tex
   if (pos == std::string::npos) return base;
   return base + ":" + std::to_string(pos + 1);
 }
+
+namespace limits = io::limits;
+
+// A value as it appears in a message: its JSON text, cut (a line may be megabytes long).
+std::string shown(const nlohmann::json& value) { return limits::cut(value.dump()); }
 
 class FieldReader {
  public:
@@ -56,23 +64,24 @@ class FieldReader {
     const auto* v = find(key, true);
     if (v == nullptr) return;
     if (!v->is_string() || v->get<std::string>().empty()) {
-      problem(key, key + " = " + v->dump() + ". Violated constraint: a non-empty string");
+      problem(key, key + " = " + shown(*v) + ". Violated constraint: a non-empty string");
       return;
     }
     out = v->get<std::string>();
   }
   template <typename T>
-  void read_number(const std::string& key, std::optional<T>& out, bool required, double min, bool min_inclusive) {
+  void read_number(const std::string& key, std::optional<T>& out, bool required, double min, bool min_inclusive,
+                   double max) {
     const auto* v = find(key, required);
     if (v == nullptr) return;
     const bool integral_wanted = std::is_integral_v<T>;
     const bool type_ok = integral_wanted ? v->is_number_integer() : v->is_number();
     const double d = type_ok ? v->get<double>() : 0.0;
-    const bool range_ok = min_inclusive ? d >= min : d > min;
+    const bool range_ok = (min_inclusive ? d >= min : d > min) && d <= max;
     if (!type_ok || !range_ok || !std::isfinite(d)) {
       std::ostringstream c;
-      c << (integral_wanted ? "an integer " : "a number ") << (min_inclusive ? ">= " : "> ") << min;
-      problem(key, key + " = " + v->dump() + ". Violated constraint: " + c.str());
+      c << (integral_wanted ? "an integer " : "a number ") << (min_inclusive ? ">= " : "> ") << min << " and <= " << max;
+      problem(key, key + " = " + shown(*v) + ". Violated constraint: " + c.str());
       return;
     }
     out = v->get<T>();
@@ -81,7 +90,7 @@ class FieldReader {
     const auto* v = find(key, false);
     if (v == nullptr) return;
     if (!v->is_boolean()) {
-      problem(key, key + " = " + v->dump() + ". Violated constraint: true or false");
+      problem(key, key + " = " + shown(*v) + ". Violated constraint: true or false");
       return;
     }
     out = v->get<bool>();
@@ -89,11 +98,14 @@ class FieldReader {
   void read_rows(std::vector<int64_t>& out) {
     const auto* v = find("rows", true);
     if (v == nullptr) return;
-    bool good = v->is_array() && !v->empty();
+    bool good = v->is_array() && !v->empty() && static_cast<int64_t>(v->size()) <= limits::kMaxRows;
     if (good)
-      for (const auto& r : *v) good = good && r.is_number_integer() && r.get<int64_t>() >= 1;
+      for (const auto& r : *v)
+        good = good && r.is_number_integer() && r.get<int64_t>() >= 1 && r.get<int64_t>() <= limits::kMaxWidth;
     if (!good) {
-      problem("rows", "rows = " + v->dump() + ". Violated constraint: a non-empty list of integers >= 1");
+      problem("rows", "rows = " + shown(*v) + ". Violated constraint: a non-empty list of at most " +
+                          std::to_string(limits::kMaxRows) + " integers in [1, " + std::to_string(limits::kMaxWidth) +
+                          "]");
       return;
     }
     out = v->get<std::vector<int64_t>>();
@@ -150,12 +162,16 @@ std::optional<Record> record_from_json(const nlohmann::json& object, const std::
   f.read("tier", r.tier);
   f.read_rows(r.rows);
   std::optional<int64_t> width;
-  f.read_number("width", width, true, 1, true);
+  f.read_number("width", width, true, 1, true, static_cast<double>(limits::kMaxWidth));
   f.read_bool("oom", r.oom);
   f.read_bool("peak_valid", r.peak_valid);
-  f.read_number("step_s", r.step_s, !r.oom, 0, false);
-  f.read_number("peak_gib", r.peak_gib, false, 0, false);
-  f.read_number("kept_tokens", r.kept_tokens, false, 0, true);
+  f.read_number("step_s", r.step_s, !r.oom, limits::kMinStepSeconds, true, limits::kMaxSeconds);
+  f.read_number("peak_gib", r.peak_gib, false, 0, false, limits::kMaxGiB);
+  f.read_number("kept_tokens", r.kept_tokens, false, 0, true, static_cast<double>(limits::kMaxTokensPerBatch));
+  if (width && !r.rows.empty() && limits::checked_mul(*width, static_cast<int64_t>(r.rows.size())).value_or(INT64_MAX) >
+                                       limits::kMaxTokensPerBatch)
+    f.problem("width", "rows x width = " + std::to_string(r.rows.size()) + " x " + std::to_string(*width) +
+                           ". Violated constraint: <= " + std::to_string(limits::kMaxTokensPerBatch) + " tokens");
   if (width) {
     r.width = *width;
     for (int64_t rows : r.rows)
@@ -176,6 +192,9 @@ std::optional<Record> record_from_json(const nlohmann::json& object, const std::
 }
 
 std::vector<Record> read_records(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw InputError(path + ": is a folder. Violated constraint: a measurements file (JSON Lines)");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot open the measurements file (does it exist, is it readable?)");
   std::vector<Record> records;
@@ -184,24 +203,27 @@ std::vector<Record> read_records(const std::string& path) {
   for (int64_t line = 1; std::getline(in, text); ++line) {
     if (!text.empty() && text.back() == '\r') text.pop_back();
     if (is_blank(text)) continue;
-    nlohmann::json object;
-    try {
-      object = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
-      // nlohmann's byte is 1-based and points just past the offending character.
-      const size_t col = e.byte == 0 ? 1 : std::min(e.byte, text.size() + 1);
-      std::string what = e.what();
-      const size_t cut = what.find("syntax error");
-      problems.push_back(path + ":" + std::to_string(line) + ":" + std::to_string(col) +
-                         ": malformed JSON: " + (cut == std::string::npos ? what : what.substr(cut)));
+    io::JsonParse parsed = io::parse_json_bounded(text);
+    if (!parsed.ok) {
+      const size_t col = std::min(parsed.byte + 1, text.size() + 1);
+      problems.push_back(path + ":" + std::to_string(line) + ":" + std::to_string(col) + ": malformed JSON: " +
+                         limits::cut(parsed.message));
       continue;
     }
-    if (auto r = record_from_json(object, path, line, text, problems)) {
+    if (auto r = record_from_json(parsed.value, path, line, text, problems)) {
       r->file = path;
       records.push_back(std::move(*r));
     }
   }
   if (!problems.empty()) throw InputError(problems);
+  return records;
+}
+
+std::vector<Record> read_records_required(const std::string& path) {
+  std::vector<Record> records = read_records(path);
+  if (records.empty())
+    throw InputError(path + ":1: no measurement record (the file is empty or blank). Violated constraint: at least "
+                            "one JSON object line");
   return records;
 }
 

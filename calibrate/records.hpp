@@ -57,6 +57,10 @@ std::optional<Record> record_from_json(const nlohmann::json& object, const std::
 // reported, all at once, in one stepcast::InputError (exit 2). An empty file gives no records.
 std::vector<Record> read_records(const std::string& path);
 
+// read_records for a command that checks or predicts the records: a file without a single record (empty,
+// blank, comments only) is refused as "path:1: ..." instead of passing a check over nothing.
+std::vector<Record> read_records_required(const std::string& path);
+
 // Appends one record as one line: open(O_APPEND), a single write() of the whole line, fsync. A
 // reader never sees half a record, and the file is only ever appended to. Throws stepcast::Error.
 void append_record(const std::string& path, const Record& record);

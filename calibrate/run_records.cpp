@@ -3,10 +3,16 @@
 #include <cmath>
 #include <map>
 
+#include "io/limits.hpp"
 #include "model/errors.hpp"
+#include "planner/batching.hpp"
 
 namespace stepcast::calibrate {
 namespace {
+
+namespace limits = io::limits;
+
+std::string shown(const nlohmann::json& value) { return limits::cut(value.dump()); }
 
 // Reads the `run` object of one record; every problem goes to `problems` as "file:line: run.key ...".
 class RunFieldReader {
@@ -24,17 +30,17 @@ class RunFieldReader {
     const auto* v = find(key, true);
     if (v == nullptr) return {};
     if (!v->is_string() || v->get<std::string>().empty()) {
-      fail(std::string("run.") + key + " = " + v->dump() + ". Violated constraint: a non-empty string");
+      fail(std::string("run.") + key + " = " + shown(*v) + ". Violated constraint: a non-empty string");
       return {};
     }
     return v->get<std::string>();
   }
-  int64_t integer(const char* key, bool required, int64_t min, int64_t fallback) {
+  int64_t integer(const char* key, bool required, int64_t min, int64_t fallback, int64_t max = INT64_MAX) {
     const auto* v = find(key, required);
     if (v == nullptr) return fallback;
-    if (!v->is_number_integer() || v->get<int64_t>() < min) {
-      fail(std::string("run.") + key + " = " + v->dump() + ". Violated constraint: an integer >= " +
-           std::to_string(min));
+    if (!v->is_number_integer() || v->get<int64_t>() < min || v->get<int64_t>() > max) {
+      fail(std::string("run.") + key + " = " + shown(*v) + ". Violated constraint: an integer >= " +
+           std::to_string(min) + (max == INT64_MAX ? std::string() : " and <= " + std::to_string(max)));
       return fallback;
     }
     return v->get<int64_t>();
@@ -42,8 +48,10 @@ class RunFieldReader {
   std::optional<double> seconds(const char* key, bool required) {
     const auto* v = find(key, required);
     if (v == nullptr) return std::nullopt;
-    if (!v->is_number() || !std::isfinite(v->get<double>()) || v->get<double>() < 0) {
-      fail(std::string("run.") + key + " = " + v->dump() + ". Violated constraint: a number of seconds >= 0");
+    if (!v->is_number() || !std::isfinite(v->get<double>()) || v->get<double>() < 0 ||
+        v->get<double>() > limits::kMaxSeconds) {
+      fail(std::string("run.") + key + " = " + shown(*v) + ". Violated constraint: a number of seconds in [0, " +
+           std::to_string(static_cast<int64_t>(limits::kMaxSeconds)) + "]");
       return std::nullopt;
     }
     return v->get<double>();
@@ -51,17 +59,19 @@ class RunFieldReader {
   bool flag(const char* key) {
     const auto* v = find(key, false);
     if (v == nullptr) return false;
-    if (!v->is_boolean()) fail(std::string("run.") + key + " = " + v->dump() + ". Violated constraint: true or false");
+    if (!v->is_boolean()) fail(std::string("run.") + key + " = " + shown(*v) + ". Violated constraint: true or false");
     return v->is_boolean() && v->get<bool>();
   }
   std::vector<int32_t> lengths(const char* key) {
     const auto* v = find(key, false);
     if (v == nullptr) return {};
-    bool good = v->is_array();
+    bool good = v->is_array() && static_cast<int64_t>(v->size()) <= limits::kMaxSamples;
     if (good)
-      for (const auto& n : *v) good = good && n.is_number_integer() && n.get<int64_t>() >= 1 && n.get<int64_t>() < (1LL << 31);
+      for (const auto& n : *v)
+        good = good && n.is_number_integer() && n.get<int64_t>() >= 1 && n.get<int64_t>() <= limits::kMaxWidth;
     if (!good) {
-      fail(std::string("run.") + key + ". Violated constraint: a list of token counts >= 1");
+      fail(std::string("run.") + key + ". Violated constraint: a list of token counts in [1, " +
+           std::to_string(limits::kMaxWidth) + "]");
       return {};
     }
     return v->get<std::vector<int32_t>>();
@@ -96,13 +106,13 @@ std::optional<Parsed> parse_step(const Record& record, const std::string& file, 
   RunFields& f = p.fields;
   f.id = r.text("id");
   f.policy = r.text("policy");
-  f.micro_batch = r.integer("micro_batch", true, 1, 0);
-  f.accumulation = r.integer("accumulation", true, 1, 1);
-  f.max_length = r.integer("max_length", false, 1, 0);
-  f.pad_to_multiple_of = r.integer("pad_to_multiple_of", false, 1, 1);
+  f.micro_batch = r.integer("micro_batch", true, 1, 0, limits::kMaxRows);
+  f.accumulation = r.integer("accumulation", true, 1, 1, limits::kMaxAccumulation);
+  f.max_length = r.integer("max_length", false, 1, 0, limits::kMaxWidth);
+  f.pad_to_multiple_of = r.integer("pad_to_multiple_of", false, 1, 1, planner::kMaxPadToMultipleOf);
   f.seed = static_cast<uint64_t>(r.integer("seed", false, 0, 0));
-  f.index = r.integer("index", true, 0, 0);
-  f.optimizer_step = r.integer("optimizer_step", true, 0, 0);
+  f.index = r.integer("index", true, 0, 0, limits::kMaxSamples);
+  f.optimizer_step = r.integer("optimizer_step", true, 0, 0, limits::kMaxSamples);
   f.first_seen = r.flag("first_seen");
   f.optimizer_s = r.seconds("optimizer_s", false);
   f.elapsed_s = r.seconds("elapsed_s", true).value_or(0);

@@ -7,6 +7,8 @@
 
 #include "cli/app.hpp"
 #include "report/csv.hpp"
+#include "cli/figures.hpp"
+#include "io/limits.hpp"
 #include "report/format.hpp"
 #include "report/json_output.hpp"
 #include "io/model_config.hpp"
@@ -187,16 +189,17 @@ void add_describe_command(CLI::App& app) {
       ->delimiter(',')
       ->default_str("q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj");
   cmd->add_option("--lora-rank", opts->lora_rank, "LoRA rank r (each wrapped module gains r*(in+out) parameters)")
-      ->check(CLI::PositiveNumber)
+      ->check(CLI::Range(int64_t{1}, io::limits::kMaxLoraRank))
       ->default_str("16");
   cmd->add_option("--width", opts->width, "Width (tokens per row) at which to show attention-score FLOPs")
-      ->check(CLI::PositiveNumber)
+      ->check(CLI::Range(int64_t{1}, io::limits::kMaxWidth))
       ->default_str("4096");
   add_format_option(cmd, opts->format, true);
   cmd->callback([opts]() {
     const model::ModelShape shape = load_model(opts->model);
     check_targets(shape, model::plan_lora(shape, opts->lora_targets, opts->lora_rank));
     const nlohmann::json j = describe_json(shape, *opts);
+    require_figures(j, io::resolve_model_path(opts->model) + ":1:1");
     if (opts->format == Format::json) {
       report::print_json(std::cout, "describe", j);
     } else if (opts->format == Format::csv) {

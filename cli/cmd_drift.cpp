@@ -8,6 +8,7 @@
 
 #include "calibrate/records.hpp"
 #include "cli/app.hpp"
+#include "cli/figures.hpp"
 #include "io/coefficients_io.hpp"
 #include "report/csv.hpp"
 #include "report/format.hpp"
@@ -45,12 +46,12 @@ std::vector<Comparison> compare(const model::StepModel& m, const std::vector<cal
   for (const auto& r : records) {
     const auto b = calibrate::to_batch(r);
     if (r.step_s && !r.oom) {
-      const double p = m.step_s(b);
+      const double p = require_figure(m.step_s(b), r.where(), "predicted step_s");
       const double e = (p - *r.step_s) / *r.step_s;
       out.push_back({r.line, "step_s", *r.step_s, p, e, std::abs(e) > tol});
     }
     if (r.usable_peak() && m.coefficients().peak_points > 0) {
-      const double p = m.peak_gib(b);
+      const double p = require_figure(m.peak_gib(b), r.where(), "predicted peak_gib");
       const double e = (p - *r.peak_gib) / *r.peak_gib;
       out.push_back({r.line, "peak_gib", *r.peak_gib, p, e, std::abs(e) > tol});
     }
@@ -58,7 +59,7 @@ std::vector<Comparison> compare(const model::StepModel& m, const std::vector<cal
       // An OOM record drifts when the model says the batch fits with room to spare.
       auto it = r.extra.find("capacity_gib");
       const double cap = (it != r.extra.end() && it->is_number()) ? it->get<double>() : model::gpu_info(r.gpu).capacity_gib;
-      const double p = m.peak_gib(b);
+      const double p = require_figure(m.peak_gib(b), r.where(), "predicted peak_gib");
       if (cap > 0) out.push_back({r.line, "oom", cap, p, (p - cap) / cap, p < cap * (1.0 - tol)});
     }
   }
@@ -137,12 +138,12 @@ void add_drift_command(CLI::App& app) {
   cmd->add_option("--measurements", o->measurements, "Contract-1 records (JSON Lines)")->required();
   cmd->add_option("--model", o->model, "config.json path or model name (default: the coefficients' model)");
   cmd->add_option("--tolerance", o->tolerance, "Largest accepted relative error, e.g. 0.10 for ±10 %")
-      ->check(CLI::PositiveNumber)
+      ->check(finite_positive())
       ->default_str("0.10");
   add_format_option(cmd, o->format, true);
   cmd->callback([o]() {
     const model::Coefficients c = load_coefficients(o->coefficients);
-    const auto records = calibrate::read_records(o->measurements);
+    const auto records = calibrate::read_records_required(o->measurements);
     const model::StepModel m(load_model(o->model.empty() ? c.model : o->model), c);
     const auto all = compare(m, records, o->tolerance);
     print_drift(all, static_cast<int64_t>(records.size()), *o);

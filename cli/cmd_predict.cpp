@@ -6,6 +6,8 @@
 
 #include "calibrate/records.hpp"
 #include "cli/app.hpp"
+#include "cli/figures.hpp"
+#include "io/limits.hpp"
 #include "io/coefficients_io.hpp"
 #include "report/csv.hpp"
 #include "report/format.hpp"
@@ -34,9 +36,11 @@ nlohmann::json predict_record(const model::StepModel& m, const calibrate::Record
   nlohmann::json j = calibrate::to_json(r);
   j["line"] = r.line;
   const auto b = calibrate::to_batch(r);
-  const double step = m.step_s(b);
-  const double peak = m.peak_gib(b);
+  const double step = require_figure(m.step_s(b), r.where(), "predicted step_s");
+  const double peak = require_figure(m.peak_gib(b), r.where(), "predicted peak_gib");
   const auto sides = m.sides(b);
+  require_figure(sides.device_s, r.where(), "predicted device_s");
+  require_figure(sides.host_s, r.where(), "predicted host_s");
   j["predicted_step_s"] = step;
   j["predicted_device_s"] = sides.device_s;
   j["predicted_host_s"] = sides.host_s;
@@ -61,9 +65,17 @@ void run_batch(const model::StepModel& m, const PredictOptions& o) {
     if (r > b.width)
       throw InputError("--rows: a row of " + std::to_string(r) + " tokens. Violated constraint: <= --width " +
                        std::to_string(b.width));
-  const double step = m.step_s(b);
+  if (static_cast<int64_t>(b.rows.size()) > io::limits::kMaxRows || b.width > io::limits::kMaxWidth ||
+      b.width * static_cast<int64_t>(b.rows.size()) > io::limits::kMaxTokensPerBatch)
+    throw InputError("--rows / --width: " + std::to_string(b.rows.size()) + " rows x width " + std::to_string(b.width) +
+                     ". Violated constraint: <= " + std::to_string(io::limits::kMaxRows) + " rows, width <= " +
+                     std::to_string(io::limits::kMaxWidth) + ", rows x width <= " +
+                     std::to_string(io::limits::kMaxTokensPerBatch) + " tokens");
+  const std::string where = "--rows " + std::to_string(b.rows.size()) + " x " + std::to_string(b.width);
+  const double step = require_figure(m.step_s(b), where, "predicted step_s");
   const auto sides = m.sides(b);
   const auto table = m.memory_table(b);
+  require_figure(table.total_gib(), where, "predicted peak_gib");
   if (o.format == Format::csv) {
     report::Table t{{"name", "bytes", "gib", "lifetime"}, {}};
     for (const auto& i : table.items)
@@ -124,7 +136,7 @@ report::Table records_table(const nlohmann::json& records) {
 }
 
 void run_records(const model::StepModel& m, const PredictOptions& o) {
-  const auto records = calibrate::read_records(o.measurements);
+  const auto records = calibrate::read_records_required(o.measurements);
   nlohmann::json out = nlohmann::json::array();
   for (const auto& r : records) out.push_back(predict_record(m, r));
   if (o.format == Format::json) {

@@ -12,6 +12,7 @@
 #include "io/model_config.hpp"
 #include "report/run_check.hpp"
 #include "cli/app.hpp"
+#include "cli/figures.hpp"
 #include "cli/fit_options.hpp"
 #include "io/fit_input.hpp"
 #include "report/csv.hpp"
@@ -101,10 +102,10 @@ report::Table runs_table(const RunValidation& v) {
 void validate_runs(const ValidateOptions& o) {
   if (o.coefficients.empty())
     throw InputError("validate --run needs --coefficients C.yaml (the calibration to predict the run with)");
-  const auto records = calibrate::read_records(o.run);
+  const auto records = calibrate::read_records_required(o.run);
   const auto runs = calibrate::read_runs(records, o.run);
   if (runs.empty())
-    throw InputError(o.run + ": no recorded run (records with \"probe\": \"run\" and a run object, "
+    throw InputError(records.front().where() + ": no recorded run among these records (records with \"probe\": \"run\" and a run object, "
                      "calibrate/run_records.hpp). Violated constraint: at least one run");
   const model::Coefficients c = load_coefficients(o.coefficients);
   check_runs_match(runs, c, o.coefficients, std::cerr);
@@ -213,17 +214,17 @@ void add_validate_command(CLI::App& app) {
   cmd->add_option("--coefficients", o->coefficients, "Coefficient file the runs are predicted with (--run)");
   cmd->add_option("--max-total-error", o->max_total_error,
                   "Fail (exit 1) if a run's predicted total is off by more than this fraction (--run)")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_positive());
   cmd->add_option("--max-saving-error-pp", o->max_saving_error_pp,
                   "Fail (exit 1) if a predicted saving between policies is off by more than this many points (--run)")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_positive());
   cmd->add_option("--folds", o->folds, "k of the k-fold split (leave-one-out is always run as well)")
       ->check(CLI::Range(2, 1000))
       ->default_str("5");
   cmd->add_option("--max-step-mape", o->max_step_mape, "Fail (exit 1) if the leave-one-out step MAPE exceeds this fraction")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_positive());
   cmd->add_option("--max-peak-mape", o->max_peak_mape, "Fail (exit 1) if the leave-one-out peak MAPE exceeds this fraction")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_positive());
   add_format_option(cmd, o->format, true);
   cmd->callback([o]() {
     if (!o->run.empty()) return validate_runs(*o);

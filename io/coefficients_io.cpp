@@ -12,11 +12,19 @@
 #include <sstream>
 
 #include "io/document.hpp"
+#include "io/limits.hpp"
 #include "model/errors.hpp"
 
 namespace stepcast::io {
 
 namespace {
+
+// Coefficients are seconds per TFLOP, per GB, per thousand launches, GiB, KiB per token or bytes per element:
+// the shipped ones are below 5 000 in every unit (token_kib). 10^6 leaves room and keeps every memory term below 2^60 bytes at
+// the largest micro-batch (2^30 tokens x 10^6 KiB), and every step time finite.
+constexpr double kMaxCoefficient = 1e6;
+constexpr double kMaxLaunchesPerStep = 1e9;
+constexpr double kMaxOverlapExponent = 64;  // the p of the host/device p-norm: beyond, it is a max()
 
 // Terms added after the first coefficient files were written: a file without one is read as "not selected".
 bool added_later(const std::string& name) { return model::added_after_first_files(name); }
@@ -36,7 +44,8 @@ void read_terms(MapReader& parent, const std::string& key, const std::array<std:
     term.read("reason", t.reason, false);
     for (const char* field : {"value", "std_error"}) {
       double v = 0;
-      if (!term.read(field, v, true)) continue;
+      const double max = std::string(field) == "value" ? kMaxCoefficient : 1e308;  // a std_error only finite
+      if (!term.read(field, v, true, -1e308, max)) continue;
       if (v < 0) {
         term.problem(term.node(field), term.path() + "." + field + " = " + term.node(field).Scalar() +
                                            ". Violated constraint: >= 0 (coefficients are non-negative)");
@@ -79,7 +88,7 @@ model::Coefficients load_coefficients(const std::string& path) {
   r.read("tool_version", c.tool_version, true);
   r.read("date", c.date, true);
   r.read_choice("loss", c.loss, {"none", "huber", "cauchy"}, false);
-  r.read("lora_rank", c.lora_rank, false, 0);
+  r.read("lora_rank", c.lora_rank, false, 0, limits::kMaxLoraRank);
   r.read("prior", c.prior, false);
   r.read("fitted_records", c.fitted_records, false);
   r.read("step_rms_rel", c.step_rms_rel, false, -1e-300);
@@ -88,8 +97,8 @@ model::Coefficients load_coefficients(const std::string& path) {
   read_terms(r, "memory", model::memory_term_names(), c.memory);
   if (r.has("host")) {
     MapReader host = r.child("host");
-    host.read("launches_per_step", c.launches_per_step, true, -1e-300);
-    host.read("overlap_exponent", c.overlap_exponent, true, 0.999999);
+    host.read("launches_per_step", c.launches_per_step, true, -1e-300, kMaxLaunchesPerStep);
+    host.read("overlap_exponent", c.overlap_exponent, true, 0.999999, kMaxOverlapExponent);
     host.finish();
   }
   if (r.has("run")) read_terms(r, "run", model::run_term_names(), c.run, true);

@@ -1,34 +1,25 @@
 #include "io/document.hpp"
 
-#include <nlohmann/json.hpp>
-
 #include <climits>
+#include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include "io/json_text.hpp"
+#include "io/limits.hpp"
 
 namespace stepcast::io {
 namespace {
 
 std::string read_text(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw InputError(path + ": is a folder. Violated constraint: a file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot open the file (does it exist, is it readable?)");
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-// Line and column (both from 1) of a byte offset into text.
-std::pair<size_t, size_t> line_col(const std::string& text, size_t offset) {
-  size_t line = 1, col = 1;
-  for (size_t i = 0; i < offset && i < text.size(); ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      col = 1;
-    } else {
-      ++col;
-    }
-  }
-  return {line, col};
 }
 
 bool is_blank(const std::string& text) { return text.find_first_not_of(" \t\r\n") == std::string::npos; }
@@ -45,7 +36,9 @@ YAML::Node load_yaml_file(const std::string& path) {
   if (is_blank(text)) throw InputError(path + ":1:1: the file is empty. Violated constraint: a YAML mapping");
   try {
     YAML::Node root = YAML::Load(text);
-    if (!root.IsMap()) throw InputError(where(path, root.Mark()) + ": the document is not a mapping of keys to values");
+    // A bare scalar or null document has no mark (line -1): it starts at 1:1.
+    const std::string at = root.Mark().line < 0 ? path + ":1:1" : where(path, root.Mark());
+    if (!root.IsMap()) throw InputError(at + ": the document is not a mapping of keys to values");
     return root;
   } catch (const YAML::Exception& e) {
     throw InputError(where(path, e.mark) + ": malformed YAML: " + e.msg);
@@ -55,17 +48,13 @@ YAML::Node load_yaml_file(const std::string& path) {
 YAML::Node load_json_file(const std::string& path) {
   const std::string text = read_text(path);
   if (is_blank(text)) throw InputError(path + ":1:1: the file is empty. Violated constraint: a JSON object");
-  try {
-    auto parsed = nlohmann::json::parse(text);
-    if (!parsed.is_object()) throw InputError(path + ":1:1: the document is not a JSON object");
-  } catch (const nlohmann::json::parse_error& e) {
-    // e.byte is the 1-based offset of the character after the error.
-    auto [line, col] = line_col(text, e.byte > 0 ? e.byte - 1 : 0);
-    std::string what = e.what();
-    auto cut = what.find("syntax error");
-    throw InputError(path + ":" + std::to_string(line) + ":" + std::to_string(col) + ": malformed JSON: " +
-                     (cut == std::string::npos ? what : what.substr(cut)));
+  const JsonParse parsed = parse_json_bounded(text);
+  if (!parsed.ok) {
+    auto [line, col] = line_col(text, parsed.byte);
+    throw InputError(path + ":" + std::to_string(line) + ":" + std::to_string(col) +
+                     ": malformed JSON: " + limits::cut(parsed.message));
   }
+  if (!parsed.value.is_object()) throw InputError(path + ":1:1: the document is not a JSON object");
   try {
     return YAML::Load(text);
   } catch (const YAML::Exception& e) {
@@ -76,7 +65,7 @@ YAML::Node load_json_file(const std::string& path) {
 
 std::string show(const YAML::Node& node) {
   if (!node.IsDefined() || node.IsNull()) return "null";
-  if (node.IsScalar()) return "'" + node.Scalar() + "'";
+  if (node.IsScalar()) return "'" + limits::cut(node.Scalar()) + "'";
   if (node.IsSequence()) return "a list";
   return "a mapping";
 }
@@ -139,7 +128,7 @@ bool MapReader::read(const std::string& key, bool& out, bool required) {
   }
 }
 
-bool MapReader::read(const std::string& key, double& out, bool required, double min_exclusive) {
+bool MapReader::read(const std::string& key, double& out, bool required, double min_exclusive, double max_inclusive) {
   if (!present(key, required)) return false;
   YAML::Node n = node_[key];
   double v = 0;
@@ -149,15 +138,26 @@ bool MapReader::read(const std::string& key, double& out, bool required, double 
     problem(n, key_path(key) + " = " + show(n) + ". Violated constraint: a number");
     return false;
   }
+  if (!std::isfinite(v)) {
+    problem(n, key_path(key) + " = " + show(n) + ". Violated constraint: a finite number");
+    return false;
+  }
   if (!(v > min_exclusive)) {
-    problem(n, key_path(key) + " = " + n.Scalar() + ". Violated constraint: > " + std::to_string(min_exclusive));
+    problem(n, key_path(key) + " = " + limits::cut(n.Scalar()) + ". Violated constraint: > " +
+                   std::to_string(min_exclusive));
+    return false;
+  }
+  if (v > max_inclusive) {
+    problem(n, key_path(key) + " = " + limits::cut(n.Scalar()) + ". Violated constraint: <= " +
+                   std::to_string(max_inclusive));
     return false;
   }
   out = v;
   return true;
 }
 
-bool MapReader::read(const std::string& key, int64_t& out, bool required, int64_t min_inclusive) {
+bool MapReader::read(const std::string& key, int64_t& out, bool required, int64_t min_inclusive,
+                     int64_t max_inclusive) {
   if (!present(key, required)) return false;
   YAML::Node n = node_[key];
   int64_t v = 0;
@@ -170,6 +170,10 @@ bool MapReader::read(const std::string& key, int64_t& out, bool required, int64_
   if (v < min_inclusive) {
     problem(n, key_path(key) + " = " + std::to_string(v) + ". Violated constraint: " +
                    (min_inclusive == 1 ? std::string("> 0") : ">= " + std::to_string(min_inclusive)));
+    return false;
+  }
+  if (v > max_inclusive) {
+    problem(n, key_path(key) + " = " + std::to_string(v) + ". Violated constraint: <= " + std::to_string(max_inclusive));
     return false;
   }
   out = v;
@@ -187,11 +191,12 @@ bool MapReader::read_choice(const std::string& key, std::string& out, const std:
     }
   std::string list;
   for (const auto& c : choices) list += (list.empty() ? "" : ", ") + c;
-  problem(node_[key], key_path(key) + " = '" + value + "'. Violated constraint: one of " + list);
+  problem(node_[key], key_path(key) + " = '" + limits::cut(value) + "'. Violated constraint: one of " + list);
   return false;
 }
 
-bool MapReader::read_list(const std::string& key, std::vector<int64_t>& out, bool required, int64_t min_inclusive) {
+bool MapReader::read_list(const std::string& key, std::vector<int64_t>& out, bool required, int64_t min_inclusive,
+                          int64_t max_inclusive) {
   if (!present(key, required)) return false;
   YAML::Node n = node_[key];
   if (!n.IsSequence()) {
@@ -204,8 +209,9 @@ bool MapReader::read_list(const std::string& key, std::vector<int64_t>& out, boo
     const std::string item = key_path(key) + "[" + std::to_string(i) + "]";
     try {
       int64_t v = n[i].as<int64_t>();
-      if (v < min_inclusive) {
-        problem(n[i], item + " = " + std::to_string(v) + ". Violated constraint: >= " + std::to_string(min_inclusive));
+      if (v < min_inclusive || v > max_inclusive) {
+        problem(n[i], item + " = " + std::to_string(v) + ". Violated constraint: >= " + std::to_string(min_inclusive) +
+                          (max_inclusive == INT64_MAX ? std::string() : " and <= " + std::to_string(max_inclusive)));
         ok = false;
       }
       values.push_back(v);
@@ -244,7 +250,7 @@ void MapReader::finish() {
     if (known_.count(key) == 0) {
       std::string list;
       for (const auto& k : known_) list += (list.empty() ? "" : ", ") + k;
-      diagnostics_->add(where(file_, it->first.Mark()) + ": unknown key '" + key_path(key) +
+      diagnostics_->add(where(file_, it->first.Mark()) + ": unknown key '" + limits::cut(key_path(key)) +
                         "'. Violated constraint: one of " + list);
     }
   }

@@ -41,10 +41,14 @@ class MapReader {
   // the constraint. `out` keeps its default when the key is absent and optional.
   bool read(const std::string& key, std::string& out, bool required);
   bool read(const std::string& key, bool& out, bool required);
-  bool read(const std::string& key, double& out, bool required, double min_exclusive = -1e308);
-  bool read(const std::string& key, int64_t& out, bool required, int64_t min_inclusive = INT64_MIN);
+  // Numbers must be finite (YAML's .inf and .nan are refused) and <= max_inclusive (io/limits.hpp).
+  bool read(const std::string& key, double& out, bool required, double min_exclusive = -1e308,
+            double max_inclusive = 1e308);
+  bool read(const std::string& key, int64_t& out, bool required, int64_t min_inclusive = INT64_MIN,
+            int64_t max_inclusive = INT64_MAX);
   bool read_choice(const std::string& key, std::string& out, const std::vector<std::string>& choices, bool required);
-  bool read_list(const std::string& key, std::vector<int64_t>& out, bool required, int64_t min_inclusive = 1);
+  bool read_list(const std::string& key, std::vector<int64_t>& out, bool required, int64_t min_inclusive = 1,
+                 int64_t max_inclusive = INT64_MAX);
   bool read_list(const std::string& key, std::vector<std::string>& out, bool required);
 
   void problem(const YAML::Node& at, const std::string& message);

@@ -94,15 +94,17 @@ std::string measurements_label(const FitInputOptions& o) {
 
 FitInput load_fit_input(const FitInputOptions& o, const std::string& tool_version) {
   FitInput in;
+  std::string first_dropped;  // where the first record --tier / --gpu left out is, for the message below
   for (const std::string& file : o.measurements)
-    for (auto& r : calibrate::read_records(file)) {
-      if (!o.tier.empty() && r.tier != o.tier) continue;
-      if (!o.gpu.empty() && r.gpu != o.gpu) continue;
+    for (auto& r : calibrate::read_records_required(file)) {
+      if ((!o.tier.empty() && r.tier != o.tier) || (!o.gpu.empty() && r.gpu != o.gpu)) {
+        if (first_dropped.empty()) first_dropped = r.where() + ": tier '" + r.tier + "', GPU '" + r.gpu + "'";
+        continue;
+      }
       in.records.push_back(std::move(r));
     }
   if (in.records.empty())
-    throw InputError(measurements_label(o) + ": no records" + (o.tier.empty() && o.gpu.empty() ? "" : " match --tier/--gpu") +
-                     ". Violated constraint: at least 2 records");
+    throw InputError(first_dropped + ": no record matches --tier/--gpu. Violated constraint: at least 2 records");
   calibrate::check_uniform(in.records, measurements_label(o));
   in.shape = load_model(o.model.empty() ? in.records.front().model : o.model);
   in.options.loss = o.loss;

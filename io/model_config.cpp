@@ -5,6 +5,8 @@
 #include <fstream>
 
 #include "io/document.hpp"
+#include "io/limits.hpp"
+#include "io/shape_limits.hpp"
 #include "model/errors.hpp"
 
 #ifndef STEPCAST_MODELS_DIR
@@ -67,7 +69,7 @@ double rope_theta(MapReader& r, const std::string& type, double fallback) {
 void parse_gemma4(MapReader& r, model::ModelShape& s) {
   read_common(r, s);
   int64_t layers = 0, heads = 0, head_dim = 0, kv_heads = 0, window = 0;
-  r.read("num_hidden_layers", layers, true, 1);
+  r.read("num_hidden_layers", layers, true, 1, limits::kMaxLayers);
   r.read("num_attention_heads", heads, true, 1);
   r.read("head_dim", head_dim, true, 1);
   r.read("num_key_value_heads", kv_heads, true, 1);
@@ -123,7 +125,7 @@ void parse_llama_family(MapReader& r, model::ModelShape& s) {
   const model::Family& f = s.family;
   read_common(r, s);
   int64_t layers = 0, heads = 0;
-  r.read("num_hidden_layers", layers, true, 1);
+  r.read("num_hidden_layers", layers, true, 1, limits::kMaxLayers);
   r.read("num_attention_heads", heads, true, 1);
   int64_t kv_heads = heads;
   if (has_value(r, "num_key_value_heads")) r.read("num_key_value_heads", kv_heads, false, 1);
@@ -188,8 +190,8 @@ model::ModelShape load_model_config(const std::string& path) {
     for (const auto& t : model::known_model_types()) known += (known.empty() ? "" : ", ") + t;
     top.problem(top.node("model_type"), "model_type = '" + model_type + "'. Violated constraint: one of " + known);
   }
+  if (diagnostics.empty()) check_shape_limits(shape, root, path, diagnostics);
   diagnostics.throw_if_any();
-  model::dtype_bytes(shape.dtype);  // an unknown dtype is bad input too
   return shape;
 }
 

@@ -1,8 +1,10 @@
 #include "io/scenario_io.hpp"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "io/document.hpp"
+#include "io/limits.hpp"
 #include "model/errors.hpp"
 
 namespace stepcast::io {
@@ -10,6 +12,11 @@ namespace {
 
 constexpr int64_t kSchemaVersion = 1;
 using planner::kMaxSamples;  // the planner's memory bound, refused here with the file's line
+// A log-normal sigma of 20 spreads lengths over e^20 (5 * 10^8) either side of the median: wider than any
+// corpus, and narrow enough that median * e^(sigma * z) stays finite.
+constexpr double kMaxSigma = 20;
+constexpr int64_t kMaxEpochs = 1'000'000;
+constexpr double kMaxHours = 1e6;
 
 std::string key_path(const MapReader& r, const std::string& key) {
   return r.path().empty() ? key : r.path() + "." + key;
@@ -17,9 +24,10 @@ std::string key_path(const MapReader& r, const std::string& key) {
 
 // A double >= 0 (durations and sizes that may be zero); the message names the constraint plainly.
 // True when the key was given and valid.
-bool read_non_negative(MapReader& r, const std::string& key, double& out, bool required) {
+bool read_non_negative(MapReader& r, const std::string& key, double& out, bool required,
+                       double max = limits::kMaxSeconds) {
   double v = out;
-  if (!r.read(key, v, required)) return false;
+  if (!r.read(key, v, required, -1e308, max)) return false;
   if (v < 0) {
     r.problem(r.node(key), key_path(r, key) + " = " + r.node(key).Scalar() + ". Violated constraint: >= 0");
     return false;
@@ -48,11 +56,22 @@ void for_each_map(MapReader& r, const std::string& key, Diagnostics& d, const st
   }
 }
 
+// A file the scenario names must exist, so that its absence is reported at the line that names it.
+void check_named_file(MapReader& r, const std::string& key, const std::string& resolved) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(resolved, ec))
+    r.problem(r.node(key), key_path(r, key) + " = '" + limits::cut(r.node(key).Scalar()) + "': no such file (" +
+                               limits::cut(resolved) + "). Violated constraint: an existing file, relative to the scenario");
+}
+
 void read_predictor(MapReader& top, Scenario& s) {
   const bool has_coefficients = top.has("coefficients"), has_predictor = top.has("predictor");
   if (has_coefficients == has_predictor)
     top.problem("exactly one of 'coefficients' (a calibrated coefficients file) or 'predictor' is required");
-  if (top.read("coefficients", s.coefficients, false)) s.coefficients = resolve_beside(s.path, s.coefficients);
+  if (top.read("coefficients", s.coefficients, false)) {
+    s.coefficients = resolve_beside(s.path, s.coefficients);
+    check_named_file(top, "coefficients", s.coefficients);
+  }
   if (!has_predictor) {
     top.node("predictor");
     return;
@@ -74,23 +93,19 @@ void read_predictor(MapReader& top, Scenario& s) {
 planner::SyntheticSpec read_synthetic(MapReader& r, Diagnostics& d) {
   planner::SyntheticSpec spec;
   int64_t seed = 1;
-  r.read("samples", spec.samples, true, 1);
-  if (spec.samples > kMaxSamples)
-    r.problem(r.node("samples"), r.path() + ".samples = " + std::to_string(spec.samples) +
-                                     ". Violated constraint: <= " + std::to_string(kMaxSamples));
+  r.read("samples", spec.samples, true, 1, kMaxSamples);
   if (r.read("seed", seed, false, 0)) spec.seed = static_cast<uint64_t>(seed);
-  r.read("min_length", spec.min_length, false, 1);
-  r.read("max_length", spec.max_length, false, 1);
-  r.read("roots", spec.roots, false, 0);
+  r.read("min_length", spec.min_length, false, 1, limits::kMaxWidth);
+  r.read("max_length", spec.max_length, false, 1, limits::kMaxWidth);
+  r.read("roots", spec.roots, false, 0, kMaxSamples);
   if (spec.max_length < spec.min_length)
     r.problem(r.path() + ".max_length < min_length. Violated constraint: max_length >= min_length");
-  if (spec.max_length > INT32_MAX) r.problem(r.path() + ".max_length. Violated constraint: <= 2147483647");
   spec.components.clear();
   for_each_map(r, "components", d, "{weight, median_tokens, sigma}", [&](MapReader& c) {
     planner::LogNormalComponent comp;
-    c.read("weight", comp.weight, false, 0.0);
-    c.read("median_tokens", comp.median_tokens, true, 0.0);
-    c.read("sigma", comp.sigma, true, 0.0);
+    c.read("weight", comp.weight, false, 0.0, 1e12);
+    c.read("median_tokens", comp.median_tokens, true, 0.0, static_cast<double>(limits::kMaxWidth));
+    c.read("sigma", comp.sigma, true, 0.0, kMaxSigma);
     spec.components.push_back(comp);
   });
   return spec;
@@ -100,7 +115,10 @@ void read_corpus(MapReader& top, Scenario& s, Diagnostics& d) {
   MapReader c = top.child("corpus");
   const int sources = (c.has("file") ? 1 : 0) + (c.has("synthetic") ? 1 : 0) + (c.has("histogram") ? 1 : 0);
   if (sources != 1) c.problem("corpus: exactly one of 'file', 'synthetic' or 'histogram' is required");
-  if (c.read("file", s.corpus.file, false) && s.corpus.file != "-") s.corpus.file = resolve_beside(s.path, s.corpus.file);
+  if (c.read("file", s.corpus.file, false) && s.corpus.file != "-") {
+    s.corpus.file = resolve_beside(s.path, s.corpus.file);
+    check_named_file(c, "file", s.corpus.file);
+  }
   if (c.read("length_field", s.corpus.options.length_field, false) && s.corpus.file.empty())
     c.problem(c.node("length_field"), "corpus.length_field without corpus.file. Violated constraint: it names a field of a file");
   if (c.has("synthetic")) {
@@ -113,13 +131,16 @@ void read_corpus(MapReader& top, Scenario& s, Diagnostics& d) {
   if (c.has("histogram")) {
     MapReader h = c.child("histogram");
     int64_t seed = 0;
+    int64_t total = 0;
     if (h.read("seed", seed, false, 0)) s.corpus.histogram_seed = static_cast<uint64_t>(seed);
     for_each_map(h, "bins", d, "{length, count}", [&](MapReader& bin) {
       planner::HistogramBin b;
-      bin.read("length", b.length, true, 1);
-      bin.read("count", b.count, true, 0);
-      if (b.count > kMaxSamples) bin.problem(bin.path() + ".count. Violated constraint: <= " + std::to_string(kMaxSamples));
-      if (b.length > INT32_MAX) bin.problem(bin.path() + ".length. Violated constraint: <= 2147483647");
+      bin.read("length", b.length, true, 1, limits::kMaxWidth);
+      bin.read("count", b.count, true, 0, kMaxSamples);
+      total += b.count;  // each <= 10^9, so the sum of even 10^9 bins stays in int64
+      if (total > kMaxSamples)
+        bin.problem(bin.path() + ".count: the bins hold " + std::to_string(total) +
+                    " samples so far. Violated constraint: <= " + std::to_string(kMaxSamples) + " in all");
       s.corpus.histogram.push_back(b);
     });
     h.finish();
@@ -144,13 +165,16 @@ void read_baseline(MapReader& top, Scenario& s) {
   MapReader b = top.child("baseline");
   int64_t seed = 0;
   read_policy(b, "policy", s.baseline.policy, true);
-  b.read("micro_batch", s.baseline.micro_batch, true, 1);
-  b.read("accumulation", s.run.accumulation, false, 1);
-  b.read("max_length", s.baseline.max_length, true, 1);
-  b.read("bucket_size", s.baseline.bucket_size, false, 1);
+  b.read("micro_batch", s.baseline.micro_batch, true, 1, limits::kMaxRows);
+  b.read("accumulation", s.run.accumulation, false, 1, limits::kMaxAccumulation);
+  b.read("max_length", s.baseline.max_length, true, 1, limits::kMaxWidth);
+  b.read("bucket_size", s.baseline.bucket_size, false, 1, kMaxSamples);
   if (b.read("seed", seed, false, 0)) s.baseline.seed = static_cast<uint64_t>(seed);
   b.read("pad_to_multiple_of", s.baseline.pad_to_multiple_of, false, 1);
   for (const auto& p : planner::batching_problems(s.baseline, planner::Naming::keys, "baseline.")) b.problem(p);
+  if (s.baseline.micro_batch * s.baseline.max_length > limits::kMaxTokensPerBatch)  // each bounded: no overflow
+    b.problem("baseline.micro_batch x max_length = " + std::to_string(s.baseline.micro_batch * s.baseline.max_length) +
+              " tokens. Violated constraint: <= " + std::to_string(limits::kMaxTokensPerBatch));
   b.finish();
 }
 
@@ -166,7 +190,7 @@ namespace {
 
 void read_run(MapReader& top, Scenario& s) {
   MapReader r = top.child("run");
-  r.read("epochs", s.run.epochs, false, 1);
+  r.read("epochs", s.run.epochs, false, 1, kMaxEpochs);
   double optimizer_step_s = 0;  // absent: the predictor's calibrated optimizer step
   if (read_non_negative(r, "optimizer_step_s", optimizer_step_s, false)) {
     s.run.optimizer_step_s = optimizer_step_s;
@@ -180,6 +204,18 @@ void read_run(MapReader& top, Scenario& s) {
   bool cold_start = false;
   if (r.read("cold_start", cold_start, false) && cold_start) add_cold_start(s);
   r.finish();
+}
+
+// The sweep simulates every combination of its lists; their product is bounded before anything is built.
+void check_sweep_size(MapReader& w, const planner::SweepSpec& sweep) {
+  int64_t configurations = 1;
+  for (size_t n : {sweep.policies.size(), sweep.micro_batches.size(), sweep.max_lengths.size(),
+                   sweep.bucket_sizes.size(), sweep.pad_to_multiples.size()})
+    configurations = limits::checked_mul(configurations, std::max<int64_t>(1, static_cast<int64_t>(n)))
+                         .value_or(INT64_MAX);
+  if (configurations > limits::kMaxSweepConfigurations)
+    w.problem("sweep: the lists combine into " + std::to_string(configurations) +
+              " configurations. Violated constraint: <= " + std::to_string(limits::kMaxSweepConfigurations));
 }
 
 void read_sweep(MapReader& top, Scenario& s) {
@@ -202,14 +238,15 @@ void read_sweep(MapReader& top, Scenario& s) {
       }
     }
   }
-  w.read_list("micro_batches", s.sweep.micro_batches, false, 1);
-  w.read_list("max_lengths", s.sweep.max_lengths, false, 1);
-  w.read_list("bucket_sizes", s.sweep.bucket_sizes, false, 1);
+  w.read_list("micro_batches", s.sweep.micro_batches, false, 1, limits::kMaxRows);
+  w.read_list("max_lengths", s.sweep.max_lengths, false, 1, limits::kMaxWidth);
+  w.read_list("bucket_sizes", s.sweep.bucket_sizes, false, 1, kMaxSamples);
   if (w.read_list("pad_to_multiples", s.sweep.pad_to_multiples, false, 1))
     for (size_t i = 0; i < s.sweep.pad_to_multiples.size(); ++i)
       check_pad_multiple(w, w.node("pad_to_multiples")[i], "sweep.pad_to_multiples[" + std::to_string(i) + "]",
                          s.sweep.pad_to_multiples[i]);
-  w.read("top", s.sweep.top, false, 1);
+  w.read("top", s.sweep.top, false, 1, limits::kMaxSweepConfigurations);
+  check_sweep_size(w, s.sweep);
   w.finish();
 }
 
@@ -224,13 +261,13 @@ void read_top(MapReader& top, Scenario& s, Diagnostics& d) {
   read_predictor(top, s);
   MapReader gpu = top.child("gpu");
   gpu.read("name", s.gpu_name, false);
-  gpu.read("memory_gib", s.run.gpu_memory_gib, true, 0.0);
+  gpu.read("memory_gib", s.run.gpu_memory_gib, true, 0.0, limits::kMaxGiB);
   gpu.finish();
   read_corpus(top, s, d);
   read_baseline(top, s);
   read_run(top, s);
-  read_non_negative(top, "window_hours", s.run.window_hours, true);
-  read_non_negative(top, "memory_cap_gib", s.run.memory_cap_gib, false);
+  read_non_negative(top, "window_hours", s.run.window_hours, true, kMaxHours);
+  read_non_negative(top, "memory_cap_gib", s.run.memory_cap_gib, false, limits::kMaxGiB);
   read_sweep(top, s);
 }
 

@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "io/json_text.hpp"
 #include "model/errors.hpp"
 
 namespace stepcast::kernels {
@@ -50,7 +51,7 @@ void take(const json& obj, const char* key, T& out, bool required, Diagnostics& 
   try {
     out = it->get<T>();
   } catch (const json::exception&) {
-    d.add(at + std::string(key) + " = " + it->dump() + ". Violated constraint: wrong type");
+    d.add(at + std::string(key) + " = " + io::limits::cut(it->dump()) + ". Violated constraint: wrong type");
     return;
   }
   if constexpr (std::is_arithmetic_v<T>) {
@@ -63,7 +64,8 @@ void check_keys(const json& obj, const std::set<std::string>& known, Diagnostics
     if (known.count(key) == 0) {
       std::string list;
       for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
-      d.add(at + key + " = " + value.dump() + ". Violated constraint: unknown key (known: " + list + ")");
+      d.add(at + io::limits::cut(key) + " = " + io::limits::cut(value.dump()) +
+            ". Violated constraint: unknown key (known: " + list + ")");
     }
   }
 }
@@ -189,13 +191,13 @@ CuptiTable parse_cupti_table(std::string_view text, const std::string& source_na
     start = end + 1;
     ++line_no;
     if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-    json j;
-    try {
-      j = json::parse(line);
-    } catch (const json::parse_error& e) {
-      d.add(where(source_name, line_no, e.byte) + "malformed JSON (" + std::string(e.what()) + ")");
+    // Bounded: a row nested 100 000 deep would overflow the stack when a message dumps it.
+    io::JsonParse parsed = io::parse_json_bounded(line);
+    if (!parsed.ok) {
+      d.add(where(source_name, line_no, parsed.byte + 1) + "malformed JSON (" + io::limits::cut(parsed.message) + ")");
       continue;
     }
+    json j = std::move(parsed.value);
     const std::string at = where(source_name, line_no, 1);
     if (!j.is_object()) {
       d.add(at + "a line is " + std::string(j.type_name()) + ". Violated constraint: a JSON object");

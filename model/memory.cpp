@@ -1,10 +1,23 @@
 #include "model/memory.hpp"
 
+#include <string>
+
+#include "model/errors.hpp"
+
 namespace stepcast::model {
 
 namespace {
 constexpr double kGiB = 1073741824.0;
-int64_t bytes_of(double gib) { return static_cast<int64_t>(gib * kGiB + 0.5); }
+// A term beyond 2^60 bytes (1 EiB) is refused, never cast: six such terms still sum inside int64
+// (docs/reliability.md), and a NaN or negative term means an input the readers should have refused.
+constexpr double kMaxTermBytes = 1152921504606846976.0;
+int64_t bytes_of(double gib) {
+  const double bytes = gib * kGiB + 0.5;
+  if (!(bytes >= 0 && bytes < kMaxTermBytes))
+    throw InputError("a memory term of " + std::to_string(bytes / kGiB / 1e9) +
+                     " billion GiB. Violated constraint: finite, >= 0, < 1 EiB");
+  return static_cast<int64_t>(bytes);
+}
 }  // namespace
 
 int64_t MemoryTable::total_bytes() const {

@@ -50,7 +50,11 @@ Corpus generate_synthetic(const SyntheticSpec& spec) {
   for (int64_t i = 0; i < spec.samples; ++i) {
     const auto& c = spec.components[pick_component(spec.components, total_weight, rng)];
     const double length = std::round(c.median_tokens * std::exp(c.sigma * rng.normal()));
-    const double clamped = std::clamp(length, static_cast<double>(spec.min_length), static_cast<double>(spec.max_length));
+    // NaN (a median or sigma the reader should have refused) falls to min_length rather than reaching the
+    // int32 cast, where it is undefined behaviour.
+    const double clamped = std::isnan(length) ? static_cast<double>(spec.min_length)
+                                              : std::clamp(length, static_cast<double>(spec.min_length),
+                                                           static_cast<double>(spec.max_length));
     corpus.lengths.push_back(static_cast<int32_t>(clamped));
   }
   if (spec.roots > 0) {

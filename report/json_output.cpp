@@ -15,7 +15,7 @@ nlohmann::ordered_json versioned(const std::string& command, const nlohmann::jso
   j["command"] = command;
   if (!body.is_object()) return j;
   // Through text: the two JSON types share no conversion; a document of a few MB costs milliseconds.
-  const auto ordered = nlohmann::ordered_json::parse(body.dump());
+  const auto ordered = nlohmann::ordered_json::parse(body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   for (const char* first : {"headline", "fits", "checks"})
     if (ordered.contains(first)) j[first] = ordered[first];
   for (const auto& [key, value] : ordered.items())
@@ -24,7 +24,8 @@ nlohmann::ordered_json versioned(const std::string& command, const nlohmann::jso
 }
 
 void print_json(std::ostream& out, const std::string& command, const nlohmann::json& body) {
-  out << versioned(command, body).dump(2) << "\n";
+  // Names come from traces and YAML as bytes: invalid UTF-8 is written as U+FFFD rather than refused.
+  out << versioned(command, body).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
 }
 
 nlohmann::json checks_json(const std::vector<Check>& checks) {

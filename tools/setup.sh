@@ -10,7 +10,6 @@ packages=(
   libeigen3-dev libceres-dev libyaml-cpp-dev catch2 libcli11-dev nlohmann-json3-dev
   zlib1g-dev libbenchmark-dev libcsv-dev
   libtorch-dev   # Debian's LibTorch 1.13 (CPU): the harness builds and is tested without a GPU
-  chromium hyperfine  # tools/report_screenshots.sh (the HTML report's pictures in docs/) and start-up timing
 )
 
 missing=()
