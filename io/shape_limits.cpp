@@ -70,7 +70,7 @@ double parameter_bound(const model::ModelShape& s) {
   const double hidden = static_cast<double>(s.hidden_size);
   const double mlp = 3.0 * hidden * static_cast<double>(s.intermediate_size) +
                      3.0 * hidden * static_cast<double>(s.moe.intermediate_size) * static_cast<double>(s.moe.num_experts) +
-                     hidden * static_cast<double>(s.moe.num_experts + s.norms_per_layer + 2);
+                     hidden * static_cast<double>(s.moe.num_experts + 8 + 2);  // 8 >= any family's norms per layer (Gemma-4: 7)
   return per_layer + static_cast<double>(s.num_layers()) * mlp + 2.0 * static_cast<double>(s.vocab_size) * hidden;
 }
 

@@ -139,7 +139,7 @@ TEST_CASE("plan --fail-on exits 1 after printing, naming the failed check", "[cl
 
 TEST_CASE("the README's plan says DOES NOT FIT on its first line: text, JSON, report", "[cli][headline]") {
   TempFile html("", ".html");
-  const auto r = run_cli("plan " + kScenario + " --report " + html.path());
+  const auto r = run_cli("plan " + kScenario + " --report " + html.path() + " --force");  // TempFile made it
   REQUIRE(r.exit_code == 0);
   CHECK_THAT(r.out, StartsWith("DOES NOT FIT: the baseline (pad-to-longest R2x8 L16384) runs out of memory"));
   CHECK_THAT(r.out, !Contains("fits the window"));
