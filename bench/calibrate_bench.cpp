@@ -1,4 +1,4 @@
-// Speed of the calibrated model (issue 3's bars, a benchmark, not a test):
+// Speed of the calibrated model (a benchmark, not a test):
 //   calibrating 1,000 records (full model selection, covariance) in under 1 s;
 //   predicting at least 1 M micro-batches per second on one core (the planner's inner loop).
 // Usage: calibrate_bench [records=1000] [predictions=5000000]

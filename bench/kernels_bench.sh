@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Side by side: `stepcast kernels` on a ~60 MB trace vs `python3 -c 'import json; json.load(...)'` (the
-# speed bar of issue 6). Usage: bench/kernels_bench.sh BUILD_DIR [SIZE_MB]. The trace goes to /tmp.
+# speed bar in docs/kernels.md). Usage: bench/kernels_bench.sh BUILD_DIR [SIZE_MB]. The trace goes to /tmp.
 set -euo pipefail
 build=${1:?usage: bench/kernels_bench.sh BUILD_DIR [SIZE_MB]}
 size=${2:-60}

@@ -5,7 +5,7 @@
 //     the 1M-sample run and of the shipped 20,000-sample corpus;
 //  3. a sweep of 1,000 configurations over the shipped 20,000-sample seed corpus on 2 threads.
 // Usage: plan_bench [--coefficients C.yaml] [--samples N]
-// With --coefficients the calibrated StepModel predicts; otherwise the seed's width-quadratic fit.
+// With --coefficients the calibrated StepModel predicts; otherwise the sm_120 study's width-quadratic fit.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -42,7 +42,7 @@ double best_of(int n, const std::function<void()>& f) {
   return best;
 }
 
-// The seed's sm_120 fit (scenarios/seed-sm120.yaml).
+// The sm_120 study's fit (scenarios/seed-sm120.yaml).
 planner::WidthQuadratic seed_fit() { return {3.436e-4, 4.4255e-8, 0.0, 1.094, 49.49, 8.192e-4}; }
 
 std::string write_corpus(int64_t samples) {

@@ -26,7 +26,7 @@ struct FitOptions {
   std::string loss = "none";     // none, huber, cauchy
   double loss_scale = 0.05;      // step: relative error where the robust loss bends; peak: x 10 GiB
   // Step residuals: "relative" ((predicted - measured) / measured; the bars are MAPEs, so every record
-  // weighs the same) or "absolute" (seconds; the seed's own least squares).
+  // weighs the same) or "absolute" (seconds; the sm_120 study's own least squares).
   std::string residuals = "relative";
   double min_t_ratio = 2.0;      // an optional term stays only if estimate > min_t_ratio * standard error
   std::string tool_version = "dev";

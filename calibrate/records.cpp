@@ -53,7 +53,7 @@ class FieldReader {
     if (it == object_.end()) {
       if (required) {
         problems_.push_back(file_ + ":" + std::to_string(line_) + ": " + key +
-                            " is missing. Violated constraint: required by Contract 1");
+                            " is missing. Violated constraint: required by the record contract (docs/architecture.md)");
         ok_ = false;
       }
       return nullptr;

@@ -1,5 +1,5 @@
 #pragma once
-// Contract 1 (DESIGN.md): measurement records, one JSON object per line. This library needs no
+// The measurement-record contract (docs/architecture.md): records, one JSON object per line. This library needs no
 // Ceres, so the GPU machine's harness writes records through it and every reader shares one parser.
 #include <nlohmann/json.hpp>
 
@@ -13,7 +13,7 @@
 namespace stepcast::calibrate {
 
 struct Record {
-  // Required by Contract 1.
+  // Required by the record contract.
   std::string model;
   std::string gpu;
   std::string tier;
@@ -25,7 +25,7 @@ struct Record {
   std::optional<int64_t> kept_tokens;    // tokens that count in the loss
   bool oom = false;                      // ran out of memory: a constraint, peak >= capacity
   bool peak_valid = true;                // false: the peak is known to be contaminated
-  // Fields a writer added that Contract 1 does not name; kept and written back unchanged.
+  // Fields a writer added that the record contract does not name; kept and written back unchanged.
   nlohmann::json extra = nlohmann::json::object();
   // Where the record came from: its file (as given to read_records) and 1-based line; 0 when built in code.
   std::string file;

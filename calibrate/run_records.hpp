@@ -1,8 +1,8 @@
 #pragma once
-// Recorded runs: a short real training run written as Contract-1 records (DESIGN.md), one per
-// micro-batch in run order, each with a `run` object that Contract 1 leaves to writers:
+// Recorded runs: a short real training run written as measurement records, one per
+// micro-batch in run order, each with a `run` object that the record contract leaves to writers:
 //
-//   {"model": ..., "gpu": ..., "tier": ..., "rows": [...], "width": W, "step_s": 0.71,   <- Contract 1
+//   {"model": ..., "gpu": ..., "tier": ..., "rows": [...], "width": W, "step_s": 0.71,   <- the record contract
 //    "probe": "run",
 //    "run": {"id": "corpus-7/pad-to-longest",  // one id per run; a file may hold several runs
 //            "policy": "pad-to-longest",      // planner policy name (planner/batching.hpp) or free text

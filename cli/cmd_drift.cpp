@@ -135,7 +135,7 @@ void add_drift_command(CLI::App& app) {
       "JSON: `checks` holds each quantity's largest error against the tolerance; CSV: every comparison.\n"
       "An OOM record drifts when the predicted peak is more than the tolerance below the GPU's capacity.");
   cmd->add_option("--coefficients", o->coefficients, "Coefficient file (YAML) written by calibrate")->required();
-  cmd->add_option("--measurements", o->measurements, "Contract-1 records (JSON Lines)")->required();
+  cmd->add_option("--measurements", o->measurements, "measurement records (JSON Lines)")->required();
   cmd->add_option("--model", o->model, "config.json path or model name (default: the coefficients' model)");
   cmd->add_option("--tolerance", o->tolerance, "Largest accepted relative error, e.g. 0.10 for ±10 %")
       ->check(finite_positive())

@@ -1,5 +1,5 @@
-// stepcast measure: runs the seed's probes on the real model on this machine's GPU (the LibTorch
-// harness, harness/) and appends Contract-1 records. Built only when LibTorch is found.
+// stepcast measure: runs the sm_120 study's probes on the real model on this machine's GPU (the LibTorch
+// harness, harness/) and appends measurement records. Built only when LibTorch is found.
 #include <nlohmann/json.hpp>
 
 #include <filesystem>

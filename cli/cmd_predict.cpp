@@ -177,7 +177,7 @@ void add_predict_command(CLI::App& app) {
       "predicted_step_s, predicted_peak_gib and, where measured, step_error_rel / peak_error_rel.");
   cmd->add_option("--coefficients", o->coefficients, "Coefficient file (YAML) written by calibrate")->required();
   cmd->add_option("--model", o->model, "config.json path or model name (default: the coefficients' model)");
-  auto* meas = cmd->add_option("--measurements", o->measurements, "Contract-1 records to predict (JSON Lines)");
+  auto* meas = cmd->add_option("--measurements", o->measurements, "measurement records to predict (JSON Lines)");
   auto* rows = cmd->add_option("--rows", o->rows, "One micro-batch: real tokens of each row, comma-separated")
                    ->delimiter(',')
                    ->check(CLI::PositiveNumber);

@@ -4,7 +4,7 @@ namespace stepcast::cli {
 
 void add_fit_input_options(CLI::App* cmd, io::FitInputOptions& o, bool measurements_required) {
   auto* m = cmd->add_option("--measurements", o.measurements,
-                            "Contract-1 records (JSON Lines); several files (repeat the flag or list them) are fitted together");
+                            "measurement records (JSON Lines); several files (repeat the flag or list them) are fitted together");
   if (measurements_required) m->required();
   cmd->add_option("--model", o.model, "config.json path or model name (default: the records' model)");
   cmd->add_option("--tier", o.tier, "Use only the records of this tier label");

@@ -53,7 +53,7 @@ struct LaunchCounts {
 LaunchCounts count_launches(const std::vector<ActivityRecord>& records,
                             int64_t short_threshold_ns = kernels::kDefaultShortThresholdNs);
 
-// The kernel table (issue 6's format): one row per distinct kind + name, largest total first.
+// The kernel table: one row per distinct kind + name, largest total first.
 kernels::CuptiTable build_kernel_table(const std::vector<ActivityRecord>& records, kernels::CuptiTableHeader header);
 
 }  // namespace stepcast::harness

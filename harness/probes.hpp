@@ -1,5 +1,5 @@
 #pragma once
-// The seed's four probes as sweeps that write Contract-1 records (DESIGN.md):
+// The sm_120 study's four probes as sweeps that write measurement records:
 //   scaling  - unpadded rows: step time and peak against width and rows
 //   padding  - the same shapes with a share of pad tokens (right-padded rows, explicit 4-D masks)
 //   ce       - a full step plus the cross-entropy alone (fp32 logits, softcap, CE; forward + backward)
@@ -40,7 +40,7 @@ struct Shape {
 };
 
 struct SweepOptions {
-  std::string model_label;                     // Contract-1 `model`
+  std::string model_label;                     // the record's `model`
   std::vector<std::string> probes = {"scaling"};
   std::vector<Shape> shapes;                   // rows x width; every probe runs every shape
   std::vector<double> padding = {0.25, 0.5};   // padding probe: share of the R x W tokens that are pads
@@ -113,7 +113,7 @@ SweepSummary run_sweep(Model& model, const SweepOptions& options, const DeviceIn
 
 double median(std::vector<double> values);
 
-// The fields every harness record carries (Contract 1 plus provenance: source, versions, LoRA, tier).
+// The fields every harness record carries (the record contract plus provenance: source, versions, LoRA, tier).
 calibrate::Record point_record(const PointSpec& p, const SweepOptions& o, const DeviceInfo& dev, const Model& model,
                                const Tier& tier);
 

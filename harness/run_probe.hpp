@@ -18,7 +18,7 @@
 namespace stepcast::harness {
 
 struct RunOptions {
-  std::string model_label;             // Contract-1 `model`
+  std::string model_label;             // the record's `model`
   std::string tier = kDefaultTier;
   planner::BatchingSpec batching;      // policy, micro_batch, max_length, shuffle seed
   int64_t pad_to_multiple_of = 1;      // the collator's rounding of the width, handed to the planner (1: off)

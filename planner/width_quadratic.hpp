@@ -1,10 +1,10 @@
 #pragma once
-// The seed's step-time form as a StepPredictor, for scenarios without calibrated coefficients:
+// The sm_120 study's step-time form as a StepPredictor, for scenarios without calibrated coefficients:
 //   step_s   = (a * R * W + b * A + c) * (f if the batch takes the explicit-mask path, else 1)
 //   peak_gib = m0 + m1 * R * W
 // with A = R * W^2 for right-padded rows (the kernel computes every row at the padded width) and
 // A = sum of document length^2 for packed rows (a document-masked kernel skips cross-document blocks).
-// The seed (sm_120, 2 rows) fitted t(W) = 6.872e-4 W + 8.851e-8 W^2 s (DESIGN.md), i.e. per row
+// The sm_120 study (sm_120, 2 rows) fitted t(W) = 6.872e-4 W + 8.851e-8 W^2 s, i.e. per row
 // a = 3.436e-4 s/token and b = 4.4255e-8 s/token^2, c = 0; f = 1.094 (a half-padded 2 x 16,384 batch
 // ran 9.4 % slower than an unpadded one, seed section B).
 #include "model/batch.hpp"

@@ -21,7 +21,7 @@ std::string temp_path(const std::string& stem) {
   return (std::filesystem::temp_directory_path() / (stem + std::to_string(::getpid()) + ".yaml")).string();
 }
 
-// Calibrates the seed once per test case into a temporary coefficient file.
+// Calibrates the sm_120 study once per test case into a temporary coefficient file.
 struct SeedCoefficients {
   std::string path = temp_path("stepcast_seed_coeffs_");
   SeedCoefficients() {

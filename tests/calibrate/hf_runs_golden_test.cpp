@@ -1,4 +1,4 @@
-// Golden tests on the shipped H200 data of transformers + peft (issue 7): the shipped coefficient file is what
+// Golden tests on the shipped H200 data of transformers + peft: the shipped coefficient file is what
 // its documented command produces from the shipped measurements, the numbers docs/host.md quotes come back
 // from `validate --run`, and `predict` says which side bounds a micro-batch.
 #include <nlohmann/json.hpp>

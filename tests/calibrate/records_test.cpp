@@ -1,4 +1,4 @@
-// Contract 1 reader/writer: strict, line-numbered, every problem at once; append-only writer.
+// Record reader/writer: strict, line-numbered, every problem at once; append-only writer.
 #include <unistd.h>
 
 #include <filesystem>
@@ -28,7 +28,7 @@ std::vector<std::string> problems_of(const std::string& text) {
 }
 }  // namespace
 
-TEST_CASE("a Contract-1 line reads into a Record, keeping unknown fields", "[records]") {
+TEST_CASE("a record line reads into a Record, keeping unknown fields", "[records]") {
   TempFile f(std::string(kGood) + "\n\n" + R"({"model":"m","gpu":"g","tier":"t","rows":[4],"width":8,"oom":true})" + "\n",
              ".jsonl");
   const auto records = read_records(f.path());

@@ -14,7 +14,7 @@ using stepcast::testing::TempFile;
 
 namespace {
 
-// One micro-batch of a run as one JSON line (the writers' format: a Contract-1 record plus probe/run).
+// One micro-batch of a run as one JSON line (the writers' format: a record plus probe/run).
 std::string line(const std::vector<int64_t>& rows, int64_t width, double step_s, const sc::RunFields& f) {
   sc::Record r;
   r.model = "gemma-4-26b-a4b";

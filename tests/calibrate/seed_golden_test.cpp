@@ -1,5 +1,5 @@
-// Golden: fitting the seed's three unpadded section-A points (scenarios/measurements/seed-sm120.jsonl)
-// reproduces the seed's own 2-parameter fit t(w) = A*w + B*w^2 at batch 2: A = 6.87e-4 s/token,
+// Golden: fitting the sm_120 study's three unpadded section-A points (scenarios/measurements/seed-sm120.jsonl)
+// reproduces the sm_120 study's own 2-parameter fit t(w) = A*w + B*w^2 at batch 2: A = 6.87e-4 s/token,
 // B = 8.85e-8 s/token^2, quadratic share 20.9 % at w = 2048 and 67.8 % at w = 16384, residuals
 // < 3 ms (+2.5 / -1.1 / +0.2 ms), and no fixed term selected.
 #include <Eigen/Dense>
@@ -29,12 +29,12 @@ double at_batch2(const sm::StepModel& m, int64_t w) {
 }
 }  // namespace
 
-TEST_CASE("the seed's section A fit is reproduced", "[golden][seed]") {
+TEST_CASE("the sm_120 study's section A fit is reproduced", "[golden][seed]") {
   const auto records = section("A");
   REQUIRE(records.size() == 3);
   const auto shape = stepcast::io::load_model("gemma-4-26b-a4b");
   sc::FitOptions o;
-  o.residuals = "absolute";  // the seed fitted seconds, unweighted
+  o.residuals = "absolute";  // the sm_120 study fitted seconds, unweighted
   const auto report = sc::fit(shape, records, o);
   const auto& c = report.coefficients;
   CHECK_FALSE(c.step[sm::kFixed].selected);
@@ -48,7 +48,7 @@ TEST_CASE("the seed's section A fit is reproduced", "[golden][seed]") {
     CHECK(std::abs(r.predicted_s - r.measured_s) < 0.003);
     CHECK((r.predicted_s - r.measured_s) * 1000 == Approx(expected_ms[i]).margin(0.15));
   }
-  // The model's own A and B in the seed's per-width units at batch 2: least squares of t(w) = A*w + B*w^2
+  // The model's own A and B in the sm_120 study's per-width units at batch 2: least squares of t(w) = A*w + B*w^2
   // over the model's predictions across the measured range.
   const sm::StepModel m(shape, c);
   Eigen::MatrixXd x(8, 2);
@@ -67,7 +67,7 @@ TEST_CASE("the seed's section A fit is reproduced", "[golden][seed]") {
   CHECK(share(16384) * 100 == Approx(67.8).margin(0.1));
 }
 
-TEST_CASE("the seed's padded point costs more than its unpadded twin", "[golden][seed]") {
+TEST_CASE("the sm_120 study's padded point costs more than its unpadded twin", "[golden][seed]") {
   auto records = section("A");
   for (auto& r : section("B")) records.push_back(r);
   const auto shape = stepcast::io::load_model("gemma-4-26b-a4b");

@@ -283,7 +283,7 @@ TEST_CASE("coefficient files keep the host and run sections through a round trip
 }
 
 TEST_CASE("a coefficient file from before the host and run terms still loads, with them off", "[coefficients]") {
-  // A shipped file written before issue 7, and a minimal hand-written one.
+  // A shipped file written before the host and run terms existed, and a minimal hand-written one.
   const std::string shipped = std::string(STEPCAST_SCENARIOS) + "/coefficients/seed-sm120-hf-sdpa-efficient-sm80-loop.yaml";
   const std::string minimal =
       "model: gemma-4-26b-a4b\ngpu: NVIDIA H200\ntier: hf-sdpa-efficient/loop\npoints: 3\ntool_version: old\n"

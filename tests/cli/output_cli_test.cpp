@@ -82,7 +82,7 @@ TEST_CASE("every subcommand's JSON is an object with schema_version and stepcast
 
 TEST_CASE("drift and validate JSON carry checks with name, value, bar and passed", "[cli][json][checks]") {
   const auto ok = json_of("drift --coefficients " + kCoefficients + " --measurements " + kMeasurements + " --tolerance 0.10");
-  REQUIRE(ok["checks"].size() == 2);  // step_s and peak_gib: the seed has no OOM record
+  REQUIRE(ok["checks"].size() == 2);  // step_s and peak_gib: the sm_120 study has no OOM record
   for (const auto& c : ok["checks"]) {
     CHECK(c["passed"] == true);
     CHECK(c["bar"] == 0.10);

@@ -1,4 +1,4 @@
-// Issue 7's point probes on the CPU (tiny config): the host-floor preset and its fields, first-seen points
+// The point probes on the CPU (tiny config): the host-floor preset and its fields, first-seen points
 // (the first step timed apart, the process start, refusal of a shape the process has run).
 #include <set>
 #include <utility>

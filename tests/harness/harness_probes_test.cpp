@@ -75,7 +75,7 @@ TEST_CASE("kernel table and launch counts from replayed activity", "[harness][cu
   CHECK(table.rows[1].kind == "memcpy");
 }
 
-TEST_CASE("a CPU sweep appends Contract-1 records and a re-run resumes", "[harness][probes]") {
+TEST_CASE("a CPU sweep appends measurement records and a re-run resumes", "[harness][probes]") {
   const auto shape = stepcast::io::load_model_config(std::string(STEPCAST_TEST_DATA) + "/configs/tiny-gemma4.json");
   h::BuildOptions b;
   b.dtype = torch::kFloat;

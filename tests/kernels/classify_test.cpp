@@ -1,4 +1,4 @@
-// Kernel-name classification, table-driven over real names (the seed's sm_120 table, Hopper libraries).
+// Kernel-name classification, table-driven over real names (the sm_120 study's sm_120 table, Hopper libraries).
 #include "catch.hpp"
 #include "kernels/classify.hpp"
 
@@ -12,7 +12,7 @@ struct Case {
 
 TEST_CASE("real kernel names get their category, direction, library, arch and tier", "[kernels][classify]") {
   const auto c = GENERATE(values<Case>({
-      // The seed's table (sm_120 card).
+      // The sm_120 study's table (sm_120 card).
       {"fmha_cutlassB_bf16_aligned_128x64_k65536_sm80(PyTorchMemEffAttention::AttentionBackwardKernel<cutlass::arch::Sm80, "
        "cutlass::bfloat16_t, true, false, false, 128, 64, 65536, false>::Params)",
        "attention", "backward", "CUTLASS 2.x", "sm80", ""},

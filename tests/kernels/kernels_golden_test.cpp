@@ -52,7 +52,7 @@ Count count(const std::string& path) {
 }
 }  // namespace
 
-TEST_CASE("golden: the seed-like sm_120 trace", "[kernels][golden]") {
+TEST_CASE("golden: the sm_120 study's trace", "[kernels][golden]") {
   golden("kernels " + kTraces + "seed_sm120.json", kTraces + "seed_sm120.expected.json");
 }
 
@@ -83,7 +83,7 @@ TEST_CASE("shares agree with an independent count of the trace", "[kernels][gold
   }
 }
 
-TEST_CASE("the seed's findings read as diagnosis lines", "[kernels][golden]") {
+TEST_CASE("the sm_120 study's findings read as diagnosis lines", "[kernels][golden]") {
   const auto r = run_cli("kernels " + kTraces + "seed_sm120.json");
   REQUIRE(r.exit_code == 0);
   using Catch::Matchers::Contains;

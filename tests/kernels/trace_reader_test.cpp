@@ -49,7 +49,7 @@ std::string error_of(const std::string& path) {
 }
 }  // namespace
 
-TEST_CASE("the seed-like sm_120 trace keeps device events only, with the device and steps", "[kernels][reader]") {
+TEST_CASE("the sm_120 study's trace keeps device events only, with the device and steps", "[kernels][reader]") {
   const KernelTable t = read_kernel_table(kTraces + "seed_sm120.json");
   CHECK(t.format == "chrome_trace");
   CHECK(t.device.name == "NVIDIA RTX PRO 6000 Blackwell Workstation Edition");

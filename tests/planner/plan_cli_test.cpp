@@ -36,10 +36,10 @@ TEST_CASE("every plan in the JSON has the contract's fields", "[planner][cli]") 
       CHECK(p.contains(key));
 }
 
-// The seed (shared/seed/000_e7081c6ebb8d422e.txt): 29.9 % padding under the round-1 policy, and
+// The sm_120 study: 29.9 % padding under the round-1 policy, and
 // bucket-to-pair + shuffle took it to 0.0 % for >= 35.5 % wall clock at unchanged peak memory. With
-// the seed's own sm_120 fit, the shipped corpus reproduces that direction.
-TEST_CASE("the seed scenario reproduces the seed's direction with sm_120 coefficients", "[planner][cli][seed]") {
+// the sm_120 study's own sm_120 fit, the shipped corpus reproduces that direction.
+TEST_CASE("the sm_120 study scenario reproduces the sm_120 study's direction with sm_120 coefficients", "[planner][cli][seed]") {
   const auto j = plan_json(kSeed);
   const auto& base = j["baseline"];
   CHECK(base["policy"] == "pad-to-longest");
@@ -58,9 +58,9 @@ TEST_CASE("the seed scenario reproduces the seed's direction with sm_120 coeffic
 }
 
 #ifdef STEPCAST_WITH_CALIBRATE
-// The same direction through the calibrated StepModel: coefficients fitted on the seed's sm_120
+// The same direction through the calibrated StepModel: coefficients fitted on the sm_120 study's sm_120
 // records (scenarios/measurements/seed-sm120.jsonl) by `stepcast calibrate`, then --coefficients.
-TEST_CASE("with coefficients calibrated on the seed's sm_120 records, bucket-to-pair saves >= 35.5 %",
+TEST_CASE("with coefficients calibrated on the sm_120 study's sm_120 records, bucket-to-pair saves >= 35.5 %",
           "[planner][cli][seed]") {
   TempFile coefficients("", ".yaml");
   const auto cal = run_cli("calibrate --measurements " STEPCAST_SCENARIOS "/measurements/seed-sm120.jsonl --out " +
@@ -79,8 +79,8 @@ TEST_CASE("with coefficients calibrated on the seed's sm_120 records, bucket-to-
 }
 #endif
 
-// The shipped sm_120 coefficients (stepcast calibrate on the seed's records), without needing Ceres.
-TEST_CASE("with the shipped sm_120 coefficients the seed's direction holds", "[planner][cli][seed]") {
+// The shipped sm_120 coefficients (stepcast calibrate on the sm_120 study's records), without needing Ceres.
+TEST_CASE("with the shipped sm_120 coefficients the sm_120 study's direction holds", "[planner][cli][seed]") {
   const std::string args =
       kSeed + " --no-sweep --coefficients " STEPCAST_SCENARIOS "/coefficients/seed-sm120-hf-sdpa-efficient-sm80-loop.yaml";
   const auto base = plan_json(args)["baseline"];

@@ -177,7 +177,7 @@ TEST_CASE("simulating in two threads gives the same plans as in one", "[planner]
   for (size_t i = 0; i < one.size(); ++i) CHECK(one[i].wall_clock_s == two[i].wall_clock_s);
 }
 
-TEST_CASE("the seed's width-quadratic form reproduces its sm_120 measurements", "[planner][simulate]") {
+TEST_CASE("the sm_120 study's width-quadratic form reproduces its sm_120 measurements", "[planner][simulate]") {
   // Seed section A: 2 x 2,048 in 1.776 s, 2 x 8,192 in 11.570 s, 2 x 16,384 in 35.017 s, no padding.
   const WidthQuadraticPredictor seed({3.436e-4, 4.4255e-8, 0.0, 1.094, 0.0, 0.0});
   stepcast::model::MicroBatch b;

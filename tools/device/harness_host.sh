@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 7, item 3: the harness's three new probes on the GPU, into $OUT/h200-harness-host.jsonl.
+# the harness's three new probes on the GPU, into $OUT/h200-harness-host.jsonl.
 #   1. one process: first-seen 1x896 FIRST (the process start: the primer runs after it), first-seen at five
 #      more new shapes, then the host-floor grid (widths 128-1024 x rows 1-8; warm-up 1, repetitions 3,
 #      one more step per point under CUPTI for launches_per_step);

@@ -3,7 +3,7 @@
 transformers + peft, attn_implementation="sdpa", LoRA r=16 on q,k,v,o + dense gate,up,down (205 modules
 on Gemma-4 26B-A4B), gradient checkpointing, bf16 random weights built directly on the GPU (no host copy).
 Times forward + backward with CUDA events (HF_WARMUP warm-ups, HF_REPS timed, median) at the shapes given and appends
-Contract-1 records with tier "hf-peft/<attn>-<experts>" so `stepcast predict`/`drift` can read them.
+measurement records with tier "hf-peft/<attn>-<experts>" so `stepcast predict`/`drift` can read them.
 
 usage: hf_fidelity.py CONFIG.json OUT.jsonl RxW[:PAD] ...   (run on the GPU machine)
 """

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 7 on the real stack (transformers + peft): host floor and first-seen probes in one process, then short
+# Host floor, first-seen shapes and recorded runs on the real stack (transformers + peft): host floor and first-seen probes in one process, then short
 # real runs, each in its own fresh process (a run must pay its own process start and kernel-plan caches).
 #   OUT=/tmp/out tools/device/hf_host.sh probes|runs-a|runs-b
 set -uo pipefail

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Issue 7 on the real stack (transformers + peft, the stack of tools/device/hf_fidelity.py): what a real run
-pays that the probe grid does not, written as Contract-1 records (calibrate/run_records.hpp for runs).
+"""Host floor, first-seen shapes and recorded runs on the real stack (transformers + peft, the stack of tools/device/hf_fidelity.py): what a real run
+pays that the probe grid does not, written as measurement records (calibrate/run_records.hpp for runs).
 
   hf_run.py probes CONFIG.json OUT.jsonl SHAPE ...
       In one fresh process, for every SHAPE (RxW[:PAD], each new to the process): the first step timed by host

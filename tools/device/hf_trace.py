@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Real torch.profiler Chrome traces of one LoRA fwd+bwd step of Gemma-4 26B-A4B under transformers + peft
 (the stack of tools/device/hf_fidelity.py) on this GPU: one unpadded micro-batch and its padded twin, for
-testing `stepcast kernels` (issue 6) on traces it never shaped. Also prints an independent count of the
+testing `stepcast kernels` on traces it never shaped. Also prints an independent count of the
 attention share (a plain regex over kernel names, not stepcast's classifier) to compare with.
 
 usage: hf_trace.py CONFIG.json OUT_DIR ROWS_CSV:WIDTH ...   e.g. 4096,4096:4096 4096,2048:4096
