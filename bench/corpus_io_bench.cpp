@@ -15,6 +15,7 @@
 #include <functional>
 #include <string>
 
+#include "bench/timing.hpp"
 #include "io/corpus_io.hpp"
 #include "planner/corpus.hpp"
 
@@ -22,17 +23,8 @@ using namespace stepcast;
 
 namespace {
 
-double seconds(const std::function<void()>& f) {
-  const auto t0 = std::chrono::steady_clock::now();
-  f();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-double best_of(int n, const std::function<void()>& f) {
-  double best = 1e300;
-  for (int i = 0; i < n; ++i) best = std::min(best, seconds(f));
-  return best;
-}
+using bench::best_of;
+using bench::seconds;
 
 void write_text(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
 

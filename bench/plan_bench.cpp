@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench/timing.hpp"
 #include "io/coefficients_io.hpp"
 #include "io/corpus_io.hpp"
 #include "io/model_config.hpp"
@@ -30,17 +31,8 @@ using namespace stepcast;
 
 namespace {
 
-double seconds(const std::function<void()>& f) {
-  const auto t0 = std::chrono::steady_clock::now();
-  f();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-double best_of(int n, const std::function<void()>& f) {
-  double best = 1e300;
-  for (int i = 0; i < n; ++i) best = std::min(best, seconds(f));
-  return best;
-}
+using bench::best_of;
+using bench::seconds;
 
 // The sm_120 study's fit (scenarios/seed-sm120.yaml).
 planner::WidthQuadratic seed_fit() { return {3.436e-4, 4.4255e-8, 0.0, 1.094, 49.49, 8.192e-4}; }

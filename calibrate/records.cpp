@@ -13,7 +13,7 @@
 #include <sstream>
 
 #include "io/json_text.hpp"
-#include "io/limits.hpp"
+#include "model/limits.hpp"
 #include "model/errors.hpp"
 
 namespace stepcast::calibrate {
@@ -33,7 +33,6 @@ std::string at_key(const std::string& file, int64_t line, const std::string& tex
   return base + ":" + std::to_string(pos + 1);
 }
 
-namespace limits = io::limits;
 
 // A value as it appears in a message: its JSON text, cut (a line may be megabytes long).
 std::string shown(const nlohmann::json& value) { return limits::cut(value.dump()); }

@@ -3,14 +3,13 @@
 #include <cmath>
 #include <map>
 
-#include "io/limits.hpp"
+#include "model/limits.hpp"
 #include "model/errors.hpp"
 #include "planner/batching.hpp"
 
 namespace stepcast::calibrate {
 namespace {
 
-namespace limits = io::limits;
 
 std::string shown(const nlohmann::json& value) { return limits::cut(value.dump()); }
 

@@ -8,7 +8,7 @@
 #include "cli/app.hpp"
 #include "report/csv.hpp"
 #include "cli/figures.hpp"
-#include "io/limits.hpp"
+#include "model/limits.hpp"
 #include "report/format.hpp"
 #include "report/json_output.hpp"
 #include "io/model_config.hpp"
@@ -189,10 +189,10 @@ void add_describe_command(CLI::App& app) {
       ->delimiter(',')
       ->default_str("q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj");
   cmd->add_option("--lora-rank", opts->lora_rank, "LoRA rank r (each wrapped module gains r*(in+out) parameters)")
-      ->check(CLI::Range(int64_t{1}, io::limits::kMaxLoraRank))
+      ->check(CLI::Range(int64_t{1}, limits::kMaxLoraRank))
       ->default_str("16");
   cmd->add_option("--width", opts->width, "Width (tokens per row) at which to show attention-score FLOPs")
-      ->check(CLI::Range(int64_t{1}, io::limits::kMaxWidth))
+      ->check(CLI::Range(int64_t{1}, limits::kMaxWidth))
       ->default_str("4096");
   add_format_option(cmd, opts->format, true);
   cmd->callback([opts]() {

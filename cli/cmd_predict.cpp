@@ -7,7 +7,7 @@
 #include "calibrate/records.hpp"
 #include "cli/app.hpp"
 #include "cli/figures.hpp"
-#include "io/limits.hpp"
+#include "model/limits.hpp"
 #include "io/coefficients_io.hpp"
 #include "report/csv.hpp"
 #include "report/format.hpp"
@@ -65,12 +65,12 @@ void run_batch(const model::StepModel& m, const PredictOptions& o) {
     if (r > b.width)
       throw InputError("--rows: a row of " + std::to_string(r) + " tokens. Violated constraint: <= --width " +
                        std::to_string(b.width));
-  if (static_cast<int64_t>(b.rows.size()) > io::limits::kMaxRows || b.width > io::limits::kMaxWidth ||
-      b.width * static_cast<int64_t>(b.rows.size()) > io::limits::kMaxTokensPerBatch)
+  if (static_cast<int64_t>(b.rows.size()) > limits::kMaxRows || b.width > limits::kMaxWidth ||
+      b.width * static_cast<int64_t>(b.rows.size()) > limits::kMaxTokensPerBatch)
     throw InputError("--rows / --width: " + std::to_string(b.rows.size()) + " rows x width " + std::to_string(b.width) +
-                     ". Violated constraint: <= " + std::to_string(io::limits::kMaxRows) + " rows, width <= " +
-                     std::to_string(io::limits::kMaxWidth) + ", rows x width <= " +
-                     std::to_string(io::limits::kMaxTokensPerBatch) + " tokens");
+                     ". Violated constraint: <= " + std::to_string(limits::kMaxRows) + " rows, width <= " +
+                     std::to_string(limits::kMaxWidth) + ", rows x width <= " +
+                     std::to_string(limits::kMaxTokensPerBatch) + " tokens");
   const std::string where = "--rows " + std::to_string(b.rows.size()) + " x " + std::to_string(b.width);
   const double step = require_figure(m.step_s(b), where, "predicted step_s");
   const auto sides = m.sides(b);

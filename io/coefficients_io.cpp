@@ -12,7 +12,7 @@
 #include <sstream>
 
 #include "io/document.hpp"
-#include "io/limits.hpp"
+#include "model/limits.hpp"
 #include "model/errors.hpp"
 
 namespace stepcast::io {

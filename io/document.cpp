@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "io/json_text.hpp"
-#include "io/limits.hpp"
+#include "model/limits.hpp"
 
 namespace stepcast::io {
 namespace {

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "io/limits.hpp"
+#include "model/limits.hpp"
 
 namespace stepcast::io {
 

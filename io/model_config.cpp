@@ -5,7 +5,7 @@
 #include <fstream>
 
 #include "io/document.hpp"
-#include "io/limits.hpp"
+#include "model/limits.hpp"
 #include "io/shape_limits.hpp"
 #include "model/errors.hpp"
 

@@ -4,14 +4,14 @@
 #include <filesystem>
 
 #include "io/document.hpp"
-#include "io/limits.hpp"
+#include "model/limits.hpp"
 #include "model/errors.hpp"
 
 namespace stepcast::io {
 namespace {
 
 constexpr int64_t kSchemaVersion = 1;
-using planner::kMaxSamples;  // the planner's memory bound, refused here with the file's line
+using limits::kMaxSamples;  // the planner's memory bound, refused here with the file's line
 // A log-normal sigma of 20 spreads lengths over e^20 (5 * 10^8) either side of the median: wider than any
 // corpus, and narrow enough that median * e^(sigma * z) stays finite.
 constexpr double kMaxSigma = 20;

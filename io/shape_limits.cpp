@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "io/document.hpp"
-#include "io/limits.hpp"
+#include "model/limits.hpp"
 
 namespace stepcast::io {
 namespace {

@@ -51,7 +51,7 @@ void take(const json& obj, const char* key, T& out, bool required, Diagnostics& 
   try {
     out = it->get<T>();
   } catch (const json::exception&) {
-    d.add(at + std::string(key) + " = " + io::limits::cut(it->dump()) + ". Violated constraint: wrong type");
+    d.add(at + std::string(key) + " = " + limits::cut(it->dump()) + ". Violated constraint: wrong type");
     return;
   }
   if constexpr (std::is_arithmetic_v<T>) {
@@ -64,7 +64,7 @@ void check_keys(const json& obj, const std::set<std::string>& known, Diagnostics
     if (known.count(key) == 0) {
       std::string list;
       for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
-      d.add(at + io::limits::cut(key) + " = " + io::limits::cut(value.dump()) +
+      d.add(at + limits::cut(key) + " = " + limits::cut(value.dump()) +
             ". Violated constraint: unknown key (known: " + list + ")");
     }
   }
@@ -194,7 +194,7 @@ CuptiTable parse_cupti_table(std::string_view text, const std::string& source_na
     // Bounded: a row nested 100 000 deep would overflow the stack when a message dumps it.
     io::JsonParse parsed = io::parse_json_bounded(line);
     if (!parsed.ok) {
-      d.add(where(source_name, line_no, parsed.byte + 1) + "malformed JSON (" + io::limits::cut(parsed.message) + ")");
+      d.add(where(source_name, line_no, parsed.byte + 1) + "malformed JSON (" + limits::cut(parsed.message) + ")");
       continue;
     }
     json j = std::move(parsed.value);

@@ -1,20 +1,21 @@
 #pragma once
 // A corpus as the planner sees it: the token length of every sample in corpus order, optionally
-// the loss tokens (`kept`) and the source document (`root`) of each. Built from a file (cli/corpus_io),
+// the loss tokens (`kept`) and the source document (`root`) of each. Built from a file (io/corpus_io),
 // a histogram or the seeded synthetic generator below.
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "model/limits.hpp"
 
 namespace stepcast::planner {
 
 // Memory per sample while planning: the corpus's int32 columns (length, kept, root) and, per sweep thread,
 // the schedule being simulated (truncated lengths, sort order, rows, sample order, batch bounds: about
 // 40 bytes). Peak resident memory measured at about 120 bytes per sample with the default two threads
-// (docs/planner.md "Bounded resources"); kMaxSamples keeps that near 6 GB. 10^9 samples (the earlier cap)
-// ran out of memory.
+// (docs/planner.md "Bounded resources"); limits::kMaxSamples (model/limits.hpp) keeps that near 6 GB.
 constexpr int64_t kBytesPerSample = 128;
-constexpr int64_t kMaxSamples = 50'000'000;
+using limits::kMaxSamples;
 
 struct Corpus {
   std::vector<int32_t> lengths;  // tokens of each sample, corpus order

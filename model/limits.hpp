@@ -6,13 +6,14 @@
 // Each bound is far above any real single-GPU fine-tune (docs/reliability.md lists them with the
 // largest published value they leave room for) and low enough that the products the model forms
 // (tokens x hidden x layers, rows x width^2 x heads) stay finite in double and exact where they are
-// integers. Header-only: calibrate/ and kernels/ include it without linking the io library.
+// integers. Header-only and at the bottom of the layers (docs/architecture.md), so every library reads the same
+// bounds.
 #include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
 
-namespace stepcast::io::limits {
+namespace stepcast::limits {
 
 inline constexpr int64_t kMaxLayers = 1024;                // Llama-3.1 405B: 126
 inline constexpr int64_t kMaxHiddenSize = 1 << 17;         // 131072; Llama-3.1 405B: 16384
@@ -25,7 +26,9 @@ inline constexpr int64_t kMaxWidth = 1 << 24;              // tokens per row, 16
 inline constexpr int64_t kMaxRows = 1 << 16;               // rows per micro-batch (micro-batch size)
 inline constexpr int64_t kMaxTokensPerBatch = 1LL << 30;   // rows x width of one micro-batch
 inline constexpr int64_t kMaxAccumulation = 1 << 20;       // micro-batches per optimizer step
-inline constexpr int64_t kMaxSamples = 1'000'000'000;      // corpus samples (int32 lengths: 4 GB)
+// Corpus samples. Planning holds about 128 bytes per sample (planner/corpus.hpp kBytesPerSample, measured in
+// docs/planner.md "Bounded resources"), so this keeps a plan near 6 GB; 10^9 samples ran out of memory.
+inline constexpr int64_t kMaxSamples = 50'000'000;
 inline constexpr int64_t kMaxSweepConfigurations = 1'000'000;  // product of the sweep's list sizes
 inline constexpr int64_t kMaxLoraRank = 1 << 16;
 inline constexpr int kMaxJsonDepth = 64;                   // our files nest 3 deep; Chrome traces ~4
@@ -57,4 +60,4 @@ inline std::string cut(const std::string& text) {
 // A figure stepcast prints: finite and >= 0.
 inline bool printable_figure(double value) { return std::isfinite(value) && value >= 0; }
 
-}  // namespace stepcast::io::limits
+}  // namespace stepcast::limits
