@@ -14,8 +14,7 @@ nlohmann::ordered_json versioned(const std::string& command, const nlohmann::jso
   j["commit"] = git_commit();
   j["command"] = command;
   if (!body.is_object()) return j;
-  // Through text: the two JSON types share no conversion; a document of a few MB costs milliseconds.
-  const auto ordered = nlohmann::ordered_json::parse(body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  const nlohmann::ordered_json ordered(body);  // nlohmann converts between its specialisations directly
   for (const char* first : {"headline", "fits", "checks"})
     if (ordered.contains(first)) j[first] = ordered[first];
   for (const auto& [key, value] : ordered.items())
