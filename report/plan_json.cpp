@@ -21,6 +21,7 @@ nlohmann::json one_plan_json(const planner::PlanResult& p, const PlanOutput& o) 
                    {"tokens_per_step", p.tokens_per_step},
                    {"wall_clock_s", p.wall_clock_s},
                    {"wall_clock_h", p.wall_clock_s / 3600},
+                   {"wall_clock_interval_s", wall_clock_interval_json(o, p.wall_clock_s)},
                    {"saving_vs_baseline", saving_vs_baseline(p, baseline)},
                    {"breakdown_s",
                     {{"compute", p.compute_s},
@@ -72,6 +73,7 @@ nlohmann::json plan_json(const PlanOutput& o) {
                  {"tokens", corpus.total_tokens()}, {"longest", corpus.max_length()},
                  {"roots", corpus.num_roots}};
   j["predictor"] = o.predictor;
+  if (!o.transfer.empty()) j["transfer"] = o.transfer;
   j["gpu"] = {{"name", o.gpu_name}, {"memory_gib", o.gpu_memory_gib}, {"memory_cap_gib", o.memory_cap_gib}};
   j["window_hours"] = o.window_hours;
   j["cold_start_s"] = o.cold_start_s;

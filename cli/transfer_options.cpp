@@ -1,0 +1,31 @@
+#include "cli/transfer_options.hpp"
+
+#include "model/errors.hpp"
+
+namespace stepcast::cli {
+
+void add_transfer_options(CLI::App* cmd, TransferOptions& o) {
+  cmd->add_option("--gpu", o.gpu, "Predict for this GPU (a name in scenarios/gpus.yaml; default: the coefficients')");
+  cmd->add_option("--tier", o.tier, "Predict for this tier label (default: the coefficients')");
+  cmd->add_flag("--transfer", o.transfer,
+                "Allow a model, GPU or tier other than the coefficients' (efficiencies carried by the GPUs' peaks; "
+                "the output's first line says what was transferred)");
+}
+
+model::Transfer transfer_for(const model::Coefficients& c, const model::ModelShape& shape, bool model_asked,
+                             const TransferOptions& o) {
+  return model::transfer_coefficients(c, {model_asked ? shape.name : "", o.gpu, o.tier}, o.transfer);
+}
+
+void require_records_on_gpu(const std::vector<calibrate::Record>& records, const model::Transfer& t,
+                            const std::string& command) {
+  for (const auto& r : records) {
+    const model::GpuInfo gpu = model::gpu_info(r.gpu);
+    if (gpu.name != t.gpu.name)
+      throw InputError(r.where() + ": gpu '" + r.gpu + "'. Violated constraint: " + command + " compares records of " +
+                       "the GPU the predictions are for ('" + t.gpu.name + "'); this record is another GPU, not " +
+                       command + " (ask for it with --gpu \"" + gpu.name + "\" --transfer)");
+  }
+}
+
+}  // namespace stepcast::cli
