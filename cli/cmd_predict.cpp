@@ -50,6 +50,15 @@ std::string interval_text(const nlohmann::json& interval) {
   return " (90 %: " + fixed(interval[0].get<double>(), 3) + "-" + fixed(interval[1].get<double>(), 3) + " s)";
 }
 
+// The work each step term's coefficient multiplies (units: model/features.hpp), so that a category's measured
+// kernel time (a CUPTI table) can be held against its own work: time / (work x peak) is its efficiency.
+nlohmann::json work_json(const model::StepModel& m, const model::MicroBatch& b) {
+  const model::StepFeatures f = m.features().step(b);
+  nlohmann::json j = nlohmann::json::object();
+  for (int i = 0; i < model::kStepTerms; ++i) j[model::step_term_names()[i]] = f.x[i];
+  return j;
+}
+
 nlohmann::json predict_record(const model::StepModel& m, const model::Transfer& t, const calibrate::Record& r) {
   nlohmann::json j = calibrate::to_json(r);
   j["line"] = r.line;
@@ -61,6 +70,7 @@ nlohmann::json predict_record(const model::StepModel& m, const model::Transfer& 
   require_figure(sides.host_s, r.where(), "predicted host_s");
   j["predicted_step_s"] = step;
   j["step_interval_s"] = interval_json(m, t, b, step);
+  j["work"] = work_json(m, b);
   j["predicted_device_s"] = sides.device_s;
   j["predicted_host_s"] = sides.host_s;
   j["bound"] = sides.host_bound() ? "host" : "device";
@@ -116,6 +126,7 @@ void run_batch(const model::StepModel& m, const PredictOptions& o, const model::
                                 {"width", b.width},
                                 {"predicted_step_s", step},
                                 {"step_interval_s", interval_json(m, t, b, step)},
+                                {"work", work_json(m, b)},
                                 {"predicted_device_s", sides.device_s},
                                 {"predicted_host_s", sides.host_s},
                                 {"bound", sides.host_bound() ? "host" : "device"},
