@@ -148,8 +148,8 @@ void add_drift_command(CLI::App& app) {
     const model::Coefficients c = load_coefficients(o->coefficients);
     const auto records = calibrate::read_records_required(o->measurements);
     const model::ModelShape shape = load_model(o->model.empty() ? c.model : o->model);
-    const model::Transfer t = transfer_for(c, shape, !o->model.empty(), o->transfer);
-    require_records_on_gpu(records, t, "drift");
+    const model::Transfer t = transfer_for(c, o->coefficients, shape, o->model, o->transfer);
+    require_records_on_gpu(records, t, o->coefficients, "drift");
     if (t.transferred() && o->format == Format::text) std::cout << t.summary() << "\n";
     const model::StepModel m(shape, t.coefficients, t.gpu);
     const auto all = compare(m, records, o->tolerance);

@@ -143,7 +143,7 @@ std::unique_ptr<model::StepPredictor> make_predictor(const Scenario& s, const Tr
   const model::ModelShape shape = load_model(s.model.empty() ? c.model : s.model);
   TransferOptions asked = t_opts;
   if (asked.gpu.empty()) asked.gpu = s.gpu_name;
-  const model::Transfer t = transfer_for(c, shape, !s.model.empty(), asked);
+  const model::Transfer t = transfer_for(c, s.coefficients, shape, s.model, asked);
   info.description = "StepModel " + shape.name + " on " + t.gpu.name + ", tier " + t.coefficients.tier + " (" +
                      s.coefficients + ", " + std::to_string(c.points) + " points)";
   if (t.transferred()) info.transfer = t.summary();

@@ -69,7 +69,7 @@ nlohmann::json predict_record(const model::StepModel& m, const model::Transfer& 
   require_figure(sides.device_s, r.where(), "predicted device_s");
   require_figure(sides.host_s, r.where(), "predicted host_s");
   j["predicted_step_s"] = step;
-  j["step_interval_s"] = interval_json(m, t, b, step);
+  if (auto i = interval_json(m, t, b, step); !i.is_null()) j["step_interval_s"] = i;
   j["work"] = work_json(m, b);
   j["predicted_device_s"] = sides.device_s;
   j["predicted_host_s"] = sides.host_s;
@@ -120,19 +120,21 @@ void run_batch(const model::StepModel& m, const PredictOptions& o, const model::
     return;
   }
   if (o.format == Format::json) {
-    report::print_json(std::cout, "predict", nlohmann::json{{"provenance", provenance_json(t)},
+    nlohmann::json j{{"provenance", provenance_json(t)},
                                 {"transfer", t.summary()},
                                 {"rows", b.rows},
                                 {"width", b.width},
                                 {"predicted_step_s", step},
-                                {"step_interval_s", interval_json(m, t, b, step)},
                                 {"work", work_json(m, b)},
                                 {"predicted_device_s", sides.device_s},
                                 {"predicted_host_s", sides.host_s},
                                 {"bound", sides.host_bound() ? "host" : "device"},
                                 {"first_seen_s", m.first_seen_s(b)},
                                 {"predicted_peak_gib", table.total_gib()},
-                                {"memory", memory_json(table)}});
+                                {"memory", memory_json(table)}};
+    // Absent, not null, when the transfer has no measured error (every JSON figure is a number).
+    if (auto i = interval_json(m, t, b, step); !i.is_null()) j["step_interval_s"] = i;
+    report::print_json(std::cout, "predict", j);
     return;
   }
   std::cout << t.summary() << "\n";
@@ -177,7 +179,7 @@ report::Table records_table(const nlohmann::json& records) {
 
 void run_records(const model::StepModel& m, const PredictOptions& o, const model::Transfer& t) {
   const auto records = calibrate::read_records_required(o.measurements);
-  require_records_on_gpu(records, t, "predict");
+  require_records_on_gpu(records, t, o.coefficients, "predict");
   nlohmann::json out = nlohmann::json::array();
   for (const auto& r : records) out.push_back(predict_record(m, t, r));
   if (o.format == Format::json) {
@@ -197,7 +199,7 @@ void run_records(const model::StepModel& m, const PredictOptions& o, const model
   for (const auto& j : out) {
     std::cout << o.measurements << ":" << j["line"].get<int64_t>() << "  " << j["rows"].size() << " x "
               << j["width"].get<int64_t>() << "  step " << fixed(j["predicted_step_s"].get<double>(), 3) << " s"
-              << interval_text(j["step_interval_s"]);
+              << interval_text(j.value("step_interval_s", nlohmann::json()));
     if (j.contains("step_error_rel"))
       std::cout << " (measured " << fixed(j["step_s"].get<double>(), 3) << ", "
                 << fixed(j["step_error_rel"].get<double>() * 100, 2) << " %)";
@@ -248,7 +250,7 @@ void add_predict_command(CLI::App& app) {
       throw InputError("predict: nothing to predict. Violated constraint: give --measurements F.jsonl or --rows R1,R2");
     const model::Coefficients c = load_coefficients(o->coefficients);
     const model::ModelShape shape = load_model(o->model.empty() ? c.model : o->model);
-    const model::Transfer t = transfer_for(c, shape, !o->model.empty(), o->transfer);
+    const model::Transfer t = transfer_for(c, o->coefficients, shape, o->model, o->transfer);
     const model::StepModel m(shape, t.coefficients, t.gpu);
     if (o->rows.empty())
       run_records(m, *o, t);

@@ -21,7 +21,6 @@ nlohmann::json one_plan_json(const planner::PlanResult& p, const PlanOutput& o) 
                    {"tokens_per_step", p.tokens_per_step},
                    {"wall_clock_s", p.wall_clock_s},
                    {"wall_clock_h", p.wall_clock_s / 3600},
-                   {"wall_clock_interval_s", wall_clock_interval_json(o, p.wall_clock_s)},
                    {"saving_vs_baseline", saving_vs_baseline(p, baseline)},
                    {"breakdown_s",
                     {{"compute", p.compute_s},
@@ -52,6 +51,8 @@ nlohmann::json one_plan_json(const planner::PlanResult& p, const PlanOutput& o) 
     j["truncated_kept_tokens"] = p.truncated.kept_tokens;
   }
   if (p.roots_per_window >= 0) j["roots_per_window"] = p.roots_per_window;
+  // Absent when the predictor has no measured error (every JSON figure is a number).
+  if (o.wall_clock_half_width >= 0) j["wall_clock_interval_s"] = wall_clock_interval_json(o, p.wall_clock_s);
   j["out_of_memory"] = nullptr;
   if (p.oom)
     j["out_of_memory"] = {{"micro_batch", p.oom->micro_batch}, {"step", p.oom->step},       {"rows", p.oom->rows},

@@ -37,7 +37,7 @@ struct PlanOutput {
 
 // "6.4 h (6.1 h-6.8 h)": a wall clock with its 90 % interval where there is one.
 std::string wall_clock_text(const PlanOutput& o, double seconds);
-// [lo, hi] in seconds, or null.
+// [lo, hi] in seconds, or null when there is none.
 nlohmann::json wall_clock_interval_json(const PlanOutput& o, double seconds);
 
 // The first line of every form: "DOES NOT FIT: ..." or "FITS: ...".

@@ -20,6 +20,7 @@ TEST_CASE("another GPU, tier or model without --transfer is exit 2 naming the mi
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.err, Contains("GPU 'NVIDIA RTX PRO 6000 Blackwell Workstation Edition'"));
   CHECK_THAT(r.err, Contains("--transfer"));
+  CHECK_THAT(r.err, Contains("h200-sdpa-auto-grouped-gqa-expand.yaml:4:"));  // the file's gpu: line
   r = run_cli("predict --coefficients " + kH200 + " --model llama-3-8b --rows 4096");
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.err, Contains("model 'llama-3-8b'"));
@@ -50,11 +51,16 @@ TEST_CASE("a transferred prediction says so on its first line, with provenance a
   CHECK(j["step_interval_s"][0].get<double>() < step);
   CHECK(j["step_interval_s"][1].get<double>() > step);
   CHECK(h200["provenance"] == nlohmann::json::array({"calibrated"}));
-  // A model transfer has no measured error yet: its interval is null, not invented.
+  // A model transfer has no measured error yet: no interval, rather than an invented one.
   const auto llama = nlohmann::json::parse(
       run_cli("predict --coefficients " + kH200 + " --model llama-3-8b --transfer --rows 4096 --format json").out);
   CHECK(llama["provenance"] == nlohmann::json::array({"transferred-model"}));
-  CHECK(llama["step_interval_s"].is_null());
+  CHECK_FALSE(llama.contains("step_interval_s"));
+  // A config path of the coefficients' own model is no transfer.
+  const auto path = run_cli("predict --coefficients " + kH200 + " --model " + kScenarios +
+                            "/models/gemma-4-26b-a4b.json --rows 4096 --format json");
+  REQUIRE(path.exit_code == 0);
+  CHECK(nlohmann::json::parse(path.out)["provenance"] == nlohmann::json::array({"calibrated"}));
 }
 
 TEST_CASE("drift on another GPU's records says so instead of reporting drift", "[transfer]") {

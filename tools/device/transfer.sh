@@ -36,7 +36,7 @@ predict_points() {
     for shape in "${GEMMA_SHAPES[@]}"; do
       "$bin" predict --coefficients "$COEFFS" --tier "$tier" --transfer --format json \
         --rows "$(rows_of "$shape")" --width "${shape#*x}" |
-        python3 -c 'import json,sys; j=json.load(sys.stdin); print(json.dumps({"kind":"cross-tier","model":"gemma-4-26b-a4b","tier":sys.argv[1],"shape":sys.argv[2],"predicted_step_s":j["predicted_step_s"],"step_interval_s":j["step_interval_s"],"predicted_peak_gib":j["predicted_peak_gib"],"provenance":j["provenance"],"transfer":j["transfer"]}))' "$tier" "$shape" >>"$out"
+        python3 -c 'import json,sys; j=json.load(sys.stdin); print(json.dumps({"kind":"cross-tier","model":"gemma-4-26b-a4b","tier":sys.argv[1],"shape":sys.argv[2],"predicted_step_s":j["predicted_step_s"],"step_interval_s":j.get("step_interval_s"),"predicted_peak_gib":j["predicted_peak_gib"],"provenance":j["provenance"],"transfer":j["transfer"]}))' "$tier" "$shape" >>"$out"
     done
   done
   local tier shape
@@ -44,7 +44,7 @@ predict_points() {
     tier=${point%@*} shape=${point#*@}
     "$bin" predict --coefficients "$COEFFS" --model llama-3-8b --tier "$tier" --transfer --format json \
       --rows "$(rows_of "$shape")" --width "${shape#*x}" |
-      python3 -c 'import json,sys; j=json.load(sys.stdin); print(json.dumps({"kind":"zero-shot-model","model":"llama-3-8b","tier":sys.argv[1],"shape":sys.argv[2],"predicted_step_s":j["predicted_step_s"],"step_interval_s":j["step_interval_s"],"predicted_peak_gib":j["predicted_peak_gib"],"provenance":j["provenance"],"transfer":j["transfer"]}))' "$tier" "$shape" >>"$out"
+      python3 -c 'import json,sys; j=json.load(sys.stdin); print(json.dumps({"kind":"zero-shot-model","model":"llama-3-8b","tier":sys.argv[1],"shape":sys.argv[2],"predicted_step_s":j["predicted_step_s"],"step_interval_s":j.get("step_interval_s"),"predicted_peak_gib":j["predicted_peak_gib"],"provenance":j["provenance"],"transfer":j["transfer"]}))' "$tier" "$shape" >>"$out"
   done
   echo "wrote $out ($(wc -l <"$out") predictions)"
 }
