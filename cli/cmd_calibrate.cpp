@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "calibrate/design.hpp"
 #include "calibrate/fit.hpp"
 #include "calibrate/records.hpp"
 #include "cli/app.hpp"
@@ -38,8 +39,10 @@ struct CalibrateOptions {
   Format format = Format::text;
 };
 
-nlohmann::json report_json(const calibrate::FitReport& r, const std::string& out) {
+nlohmann::json report_json(const calibrate::FitReport& r, const std::string& out,
+                           const std::vector<std::string>& advice) {
   nlohmann::json j;
+  j["advice"] = advice;
   j["coefficients"] = coefficients_json(r.coefficients);
   j["out"] = out;
   j["step_residuals"] = nlohmann::json::array();
@@ -74,7 +77,8 @@ void print_terms(std::ostream& out, const std::string& title, const auto& names,
   }
 }
 
-void print_text(const calibrate::FitReport& r, const std::string& file, const std::string& out_path, std::ostream& out) {
+void print_text(const calibrate::FitReport& r, const std::string& file, const std::string& out_path,
+                const std::vector<std::string>& advice, std::ostream& out) {
   const auto& c = r.coefficients;
   out << "calibrated " << c.model << " on " << c.gpu << ", tier " << c.tier << ": " << c.points << " step points, "
       << c.peak_points << " peak points, loss " << c.loss << "\n";
@@ -96,6 +100,7 @@ void print_text(const calibrate::FitReport& r, const std::string& file, const st
         << fixed(p.measured_gib, 2) << " GiB  predicted " << fixed(p.predicted_gib, 2) << " GiB ("
         << fixed(p.error_rel() * 100, 2) << " %)\n";
   for (const auto& n : r.notes) out << "note: " << n << "\n";
+  for (const auto& a : advice) out << "advice: " << a << "\n";
   if (!out_path.empty()) out << "wrote " << out_path << "\n";
 }
 
@@ -126,10 +131,11 @@ void add_calibrate_command(CLI::App& app) {
     calibrate::FitReport report = calibrate::fit(in.shape, in.records, in.options);
     report.coefficients.fitted_records = io::record_fingerprints(in.records);  // provenance for --prior auto
     if (!o->out.empty()) save_coefficients(o->out, report.coefficients);
+    const auto advice = calibrate::design_advice(in.records);
     if (o->format == Format::json)
-      report::print_json(std::cout, "calibrate", report_json(report, o->out));
+      report::print_json(std::cout, "calibrate", report_json(report, o->out, advice));
     else
-      print_text(report, measurements_label(o->input), o->out, std::cout);
+      print_text(report, measurements_label(o->input), o->out, advice, std::cout);
   });
 }
 

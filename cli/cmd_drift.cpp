@@ -9,6 +9,7 @@
 #include "calibrate/records.hpp"
 #include "cli/app.hpp"
 #include "cli/figures.hpp"
+#include "cli/transfer_options.hpp"
 #include "io/coefficients_io.hpp"
 #include "report/csv.hpp"
 #include "report/format.hpp"
@@ -31,6 +32,7 @@ struct DriftOptions {
   std::string measurements;
   double tolerance = 0.10;
   Format format = Format::text;
+  TransferOptions transfer;
 };
 
 // One quantity of one record held against the prediction.
@@ -141,10 +143,15 @@ void add_drift_command(CLI::App& app) {
       ->check(finite_positive())
       ->default_str("0.10");
   add_format_option(cmd, o->format, true);
+  add_transfer_options(cmd, o->transfer);
   cmd->callback([o]() {
     const model::Coefficients c = load_coefficients(o->coefficients);
     const auto records = calibrate::read_records_required(o->measurements);
-    const model::StepModel m(load_model(o->model.empty() ? c.model : o->model), c);
+    const model::ModelShape shape = load_model(o->model.empty() ? c.model : o->model);
+    const model::Transfer t = transfer_for(c, o->coefficients, shape, o->model, o->transfer);
+    require_records_on_gpu(records, t, o->coefficients, "drift");
+    if (t.transferred() && o->format == Format::text) std::cout << t.summary() << "\n";
+    const model::StepModel m(shape, t.coefficients, t.gpu);
     const auto all = compare(m, records, o->tolerance);
     print_drift(all, static_cast<int64_t>(records.size()), *o);
     // The list went to stdout (text, JSON or CSV) once; stderr says only why the exit code is 1.

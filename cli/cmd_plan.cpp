@@ -10,6 +10,7 @@
 
 #include "cli/app.hpp"
 #include "io/atomic_file.hpp"
+#include "cli/transfer_options.hpp"
 #include "io/coefficients_io.hpp"
 #include "io/corpus_io.hpp"
 #include "report/format.hpp"
@@ -44,6 +45,7 @@ struct PlanOptions {
   std::string length_field;
   bool cold_start = false;
   std::string coefficients;
+  TransferOptions transfer;  // --gpu (default: the scenario's gpu), --tier, --transfer
   std::string policy;
   int64_t micro_batch = 0;
   int64_t max_length = 0;
@@ -123,18 +125,31 @@ planner::Corpus load_corpus(const CorpusSource& c, std::string& description) {
   return corpus;
 }
 
-std::unique_ptr<model::StepPredictor> make_predictor(const Scenario& s, std::string& description) {
+// What predicts a micro-batch, in words, and the transfer behind it (model/transfer.hpp).
+struct PredictorInfo {
+  std::string description;
+  std::string transfer;            // empty when calibrated
+  double wall_clock_half_width = -1;  // PlanOutput's
+};
+
+std::unique_ptr<model::StepPredictor> make_predictor(const Scenario& s, const TransferOptions& t_opts,
+                                                     PredictorInfo& info) {
   if (s.width_quadratic) {
-    description = "width-quadratic equation from the scenario";
+    info.description = "width-quadratic equation from the scenario";
     return std::make_unique<planner::WidthQuadraticPredictor>(*s.width_quadratic);
   }
   const model::Coefficients c = load_coefficients(s.coefficients);
-  // The scenario's model wins over the one the coefficients were fitted on (same architecture, other size).
-  const std::string model_name = s.model.empty() ? c.model : s.model;
-  const model::ModelShape shape = load_model(model_name);
-  description = "StepModel " + model_name + " on " + c.gpu + ", tier " + c.tier + " (" + s.coefficients + ", " +
-                std::to_string(c.points) + " points)";
-  return std::make_unique<model::StepModel>(shape, c);
+  // The scenario's model and GPU are what is asked: another one than the coefficients' is a transfer.
+  const model::ModelShape shape = load_model(s.model.empty() ? c.model : s.model);
+  TransferOptions asked = t_opts;
+  if (asked.gpu.empty()) asked.gpu = s.gpu_name;
+  const model::Transfer t = transfer_for(c, s.coefficients, shape, s.model, asked);
+  info.description = "StepModel " + shape.name + " on " + t.gpu.name + ", tier " + t.coefficients.tier + " (" +
+                     s.coefficients + ", " + std::to_string(c.points) + " points)";
+  if (t.transferred()) info.transfer = t.summary();
+  // A wall clock sums many steps whose errors share one cause: the step's relative bound, not reduced.
+  if (t.half_width_known) info.wall_clock_half_width = 1.645 * c.step_rms_rel + t.transfer_half_width;
+  return std::make_unique<model::StepModel>(shape, t.coefficients, t.gpu);
 }
 
 // Prints "simulated i/n" on stderr once a sweep has run for more than a second: in place on a terminal,
@@ -222,14 +237,17 @@ void check_outputs(const PlanOptions& o, const Scenario& s) {
 void run_plan(const PlanOptions& o) {
   const Scenario s = scenario_with_overrides(o);
   check_outputs(o, s);
-  std::string corpus_desc, predictor_desc;
+  std::string corpus_desc;
   const planner::Corpus corpus = load_corpus(s.corpus, corpus_desc);
   if (!o.save_corpus.empty()) save_corpus_csv(o.save_corpus, corpus);
-  const auto predictor = make_predictor(s, predictor_desc);
+  PredictorInfo info;
+  const auto predictor = make_predictor(s, o.transfer, info);
   const auto start = std::chrono::steady_clock::now();
   auto result = planner::sweep(corpus, s.baseline, s.run, s.sweep, *predictor, progress_on_stderr(progress_style(o.progress)));
   const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const PlanOutput out = plan_output(s, corpus, corpus_desc, predictor_desc, std::move(result), elapsed_s);
+  PlanOutput out = plan_output(s, corpus, corpus_desc, info.description, std::move(result), elapsed_s);
+  out.transfer = info.transfer;
+  out.wall_clock_half_width = info.wall_clock_half_width;
   if (o.format == Format::json)
     report::print_json(std::cout, "plan", report::plan_json(out));
   else if (o.format == Format::csv)
@@ -283,6 +301,7 @@ void add_plan_command(CLI::App& app) {
   cmd->add_option("--optimizer-step-s", opts->optimizer_step_s,
                   "Seconds per optimizer step instead of the scenario's or the calibrated one")
       ->check(CLI::NonNegativeNumber);
+  add_transfer_options(cmd, opts->transfer);
   cmd->add_option("--top", opts->top, "Recommendations to show")->check(CLI::PositiveNumber);
   cmd->add_option("--threads", opts->threads, "Threads for the sweep")->check(CLI::Range(1, 64))->default_str("2");
   cmd->add_option("--report", opts->report, "Also write a self-contained HTML report with SVG charts");

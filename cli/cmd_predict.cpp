@@ -2,11 +2,14 @@
 // measurements file (with the error where a measurement exists) or for one micro-batch. No Ceres.
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <iostream>
 
 #include "calibrate/records.hpp"
 #include "cli/app.hpp"
 #include "cli/figures.hpp"
+#include "cli/transfer_options.hpp"
 #include "model/limits.hpp"
 #include "io/coefficients_io.hpp"
 #include "report/csv.hpp"
@@ -15,6 +18,7 @@
 #include "io/model_config.hpp"
 #include "model/errors.hpp"
 #include "model/step_model.hpp"
+#include "model/transfer.hpp"
 
 namespace stepcast::cli {
 
@@ -30,9 +34,32 @@ struct PredictOptions {
   std::vector<int64_t> rows;
   int64_t width = 0;
   Format format = Format::text;
+  TransferOptions transfer;
 };
 
-nlohmann::json predict_record(const model::StepModel& m, const calibrate::Record& r) {
+// [lo, hi] of the 90 % step interval, or null when a transfer has no measured error (model/transfer.hpp).
+nlohmann::json interval_json(const model::StepModel& m, const model::Transfer& t, const model::MicroBatch& b,
+                             double step) {
+  double lo = 0, hi = 0;
+  if (!model::step_interval(t, m.features().step(b), step, lo, hi)) return nullptr;
+  return {lo, hi};
+}
+
+std::string interval_text(const nlohmann::json& interval) {
+  if (interval.is_null()) return " (90 %: no measured error for this transfer)";
+  return " (90 %: " + fixed(interval[0].get<double>(), 3) + "-" + fixed(interval[1].get<double>(), 3) + " s)";
+}
+
+// The work each step term's coefficient multiplies (units: model/features.hpp), so that a category's measured
+// kernel time (a CUPTI table) can be held against its own work: time / (work x peak) is its efficiency.
+nlohmann::json work_json(const model::StepModel& m, const model::MicroBatch& b) {
+  const model::StepFeatures f = m.features().step(b);
+  nlohmann::json j = nlohmann::json::object();
+  for (int i = 0; i < model::kStepTerms; ++i) j[model::step_term_names()[i]] = f.x[i];
+  return j;
+}
+
+nlohmann::json predict_record(const model::StepModel& m, const model::Transfer& t, const calibrate::Record& r) {
   nlohmann::json j = calibrate::to_json(r);
   j["line"] = r.line;
   const auto b = calibrate::to_batch(r);
@@ -42,6 +69,8 @@ nlohmann::json predict_record(const model::StepModel& m, const calibrate::Record
   require_figure(sides.device_s, r.where(), "predicted device_s");
   require_figure(sides.host_s, r.where(), "predicted host_s");
   j["predicted_step_s"] = step;
+  if (auto i = interval_json(m, t, b, step); !i.is_null()) j["step_interval_s"] = i;
+  j["work"] = work_json(m, b);
   j["predicted_device_s"] = sides.device_s;
   j["predicted_host_s"] = sides.host_s;
   j["bound"] = sides.host_bound() ? "host" : "device";
@@ -57,7 +86,13 @@ nlohmann::json memory_json(const model::MemoryTable& t) {
   return {{"items", items}, {"total_bytes", t.total_bytes()}, {"total_gib", t.total_gib()}};
 }
 
-void run_batch(const model::StepModel& m, const PredictOptions& o) {
+nlohmann::json provenance_json(const model::Transfer& t) {
+  nlohmann::json p = nlohmann::json::array();
+  for (auto v : t.provenance) p.push_back(model::provenance_name(v));
+  return p;
+}
+
+void run_batch(const model::StepModel& m, const PredictOptions& o, const model::Transfer& t) {
   model::MicroBatch b;
   b.rows = o.rows;
   b.width = o.width > 0 ? o.width : *std::max_element(o.rows.begin(), o.rows.end());
@@ -77,29 +112,36 @@ void run_batch(const model::StepModel& m, const PredictOptions& o) {
   const auto table = m.memory_table(b);
   require_figure(table.total_gib(), where, "predicted peak_gib");
   if (o.format == Format::csv) {
-    report::Table t{{"name", "bytes", "gib", "lifetime"}, {}};
+    report::Table csv{{"name", "bytes", "gib", "lifetime"}, {}};
     for (const auto& i : table.items)
-      t.rows.push_back({i.name, std::to_string(i.bytes), report::csv_number(static_cast<double>(i.bytes) / 1073741824.0),
+      csv.rows.push_back({i.name, std::to_string(i.bytes), report::csv_number(static_cast<double>(i.bytes) / 1073741824.0),
                         i.lifetime});
-    report::write_csv(std::cout, t);
+    report::write_csv(std::cout, csv);
     return;
   }
   if (o.format == Format::json) {
-    report::print_json(std::cout, "predict", nlohmann::json{{"rows", b.rows},
+    nlohmann::json j{{"provenance", provenance_json(t)},
+                                {"transfer", t.summary()},
+                                {"rows", b.rows},
                                 {"width", b.width},
                                 {"predicted_step_s", step},
+                                {"work", work_json(m, b)},
                                 {"predicted_device_s", sides.device_s},
                                 {"predicted_host_s", sides.host_s},
                                 {"bound", sides.host_bound() ? "host" : "device"},
                                 {"first_seen_s", m.first_seen_s(b)},
                                 {"predicted_peak_gib", table.total_gib()},
-                                {"memory", memory_json(table)}});
+                                {"memory", memory_json(table)}};
+    // Absent, not null, when the transfer has no measured error (every JSON figure is a number).
+    if (auto i = interval_json(m, t, b, step); !i.is_null()) j["step_interval_s"] = i;
+    report::print_json(std::cout, "predict", j);
     return;
   }
+  std::cout << t.summary() << "\n";
   std::cout << "rows " << b.rows.size() << " x width " << b.width << " (" << b.real_tokens() << " real tokens, "
             << fixed(100.0 * (1.0 - static_cast<double>(b.real_tokens()) / static_cast<double>(b.padded_tokens())), 1)
             << " % padding)\n";
-  std::cout << "  predicted step " << fixed(step, 3) << " s, peak " << fixed(table.total_gib(), 2) << " GiB\n";
+  std::cout << "  predicted step " << fixed(step, 3) << " s" << interval_text(interval_json(m, t, b, step)) << ", peak " << fixed(table.total_gib(), 2) << " GiB\n";
   if (sides.host_s > 0)
     std::cout << "  bound by the " << (sides.host_bound() ? "host" : "device") << ": device " << fixed(sides.device_s, 3)
               << " s, host " << fixed(sides.host_s, 3) << " s (" << fixed(m.coefficients().launches_per_step, 0)
@@ -135,22 +177,29 @@ report::Table records_table(const nlohmann::json& records) {
   return t;
 }
 
-void run_records(const model::StepModel& m, const PredictOptions& o) {
+void run_records(const model::StepModel& m, const PredictOptions& o, const model::Transfer& t) {
   const auto records = calibrate::read_records_required(o.measurements);
+  require_records_on_gpu(records, t, o.coefficients, "predict");
   nlohmann::json out = nlohmann::json::array();
-  for (const auto& r : records) out.push_back(predict_record(m, r));
+  for (const auto& r : records) out.push_back(predict_record(m, t, r));
   if (o.format == Format::json) {
     report::print_json(std::cout, "predict",
-                       {{"coefficients", o.coefficients}, {"measurements", o.measurements}, {"records", out}});
+                       {{"provenance", provenance_json(t)}, {"transfer", t.summary()},
+                        {"coefficients", o.coefficients}, {"measurements", o.measurements}, {"records", out}});
     return;
   }
   if (o.format == Format::csv) {
+    if (t.transferred()) std::cerr << t.summary() << "\n";  // stdout stays one CSV table
     report::write_csv(std::cout, records_table(out));
     return;
   }
+  std::cout << t.summary() << "\n";
+  double sum_abs = 0, max_abs = 0;
+  int64_t n = 0;
   for (const auto& j : out) {
     std::cout << o.measurements << ":" << j["line"].get<int64_t>() << "  " << j["rows"].size() << " x "
-              << j["width"].get<int64_t>() << "  step " << fixed(j["predicted_step_s"].get<double>(), 3) << " s";
+              << j["width"].get<int64_t>() << "  step " << fixed(j["predicted_step_s"].get<double>(), 3) << " s"
+              << interval_text(j.value("step_interval_s", nlohmann::json()));
     if (j.contains("step_error_rel"))
       std::cout << " (measured " << fixed(j["step_s"].get<double>(), 3) << ", "
                 << fixed(j["step_error_rel"].get<double>() * 100, 2) << " %)";
@@ -160,7 +209,16 @@ void run_records(const model::StepModel& m, const PredictOptions& o) {
                 << fixed(j["peak_error_rel"].get<double>() * 100, 2) << " %)";
     if (j.value("oom", false)) std::cout << " [OOM record]";
     std::cout << "\n";
+    if (j.contains("step_error_rel")) {
+      const double e = std::abs(j["step_error_rel"].get<double>());
+      sum_abs += e;
+      max_abs = std::max(max_abs, e);
+      ++n;
+    }
   }
+  if (n > 0)
+    std::cout << "step MAPE " << fixed(100.0 * sum_abs / static_cast<double>(n), 2) << " %, max "
+              << fixed(100.0 * max_abs, 2) << " % over " << n << " measured records\n";
 }
 
 }  // namespace
@@ -173,6 +231,7 @@ void add_predict_command(CLI::App& app) {
       "  stepcast predict --coefficients seed.yaml --measurements scenarios/measurements/seed-sm120.jsonl\n"
       "  stepcast predict --coefficients seed.yaml --rows 2048,1024 --width 2048 --format json\n"
       "  stepcast predict --coefficients seed.yaml --measurements m.jsonl --format csv > predictions.csv\n"
+      "  stepcast predict --coefficients h200.yaml --gpu \"NVIDIA L40S\" --transfer --rows 4096\n"
       "The model defaults to the coefficient file's model. JSON: an object whose `records` hold each record plus\n"
       "predicted_step_s, predicted_peak_gib and, where measured, step_error_rel / peak_error_rel.");
   cmd->add_option("--coefficients", o->coefficients, "Coefficient file (YAML) written by calibrate")->required();
@@ -184,16 +243,19 @@ void add_predict_command(CLI::App& app) {
   cmd->add_option("--width", o->width, "Padded width of the --rows batch (default: the longest row)")
       ->check(CLI::PositiveNumber);
   meas->excludes(rows);
+  add_transfer_options(cmd, o->transfer);
   add_format_option(cmd, o->format, true);
   cmd->callback([o]() {
     if (o->measurements.empty() && o->rows.empty())
       throw InputError("predict: nothing to predict. Violated constraint: give --measurements F.jsonl or --rows R1,R2");
     const model::Coefficients c = load_coefficients(o->coefficients);
-    const model::StepModel m(load_model(o->model.empty() ? c.model : o->model), c);
+    const model::ModelShape shape = load_model(o->model.empty() ? c.model : o->model);
+    const model::Transfer t = transfer_for(c, o->coefficients, shape, o->model, o->transfer);
+    const model::StepModel m(shape, t.coefficients, t.gpu);
     if (o->rows.empty())
-      run_records(m, *o);
+      run_records(m, *o, t);
     else
-      run_batch(m, *o);
+      run_batch(m, *o, t);
   });
 }
 

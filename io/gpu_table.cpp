@@ -36,6 +36,26 @@ void read_sources(MapReader& entry, const std::vector<std::string>& figures) {
   sources.finish();
 }
 
+// The optional compute and memory figures (scenarios/gpus.yaml's header), each > 0 and each with a source.
+void read_peaks(MapReader& entry, model::GpuPeaks& p, std::vector<std::string>& figures) {
+  const std::pair<const char*, double*> rates[] = {{"peak_bf16_tflops", &p.bf16_tflops},
+                                                   {"peak_fp32_tflops", &p.fp32_tflops},
+                                                   {"memory_bandwidth_gbs", &p.memory_gbs},
+                                                   {"memory_gb", &p.memory_gb},
+                                                   {"l2_mb", &p.l2_mb}};
+  for (const auto& [key, out] : rates)
+    if (entry.has(key)) {
+      entry.read(key, *out, false, 0.0);
+      figures.push_back(key);
+    }
+  if (entry.has("sms")) {
+    int64_t sms = 0;
+    entry.read("sms", sms, false, 1, 100000);
+    p.sms = static_cast<int>(sms);
+    figures.push_back("sms");
+  }
+}
+
 model::GpuSpec read_entry(MapReader& entry) {
   model::GpuSpec g;
   entry.read("name", g.name, true);
@@ -59,6 +79,7 @@ model::GpuSpec read_entry(MapReader& entry) {
     entry.read("usable_memory_gib", g.capacity_gib, false, 0.0);
     figures.push_back("usable_memory_gib");
   }
+  read_peaks(entry, g.peaks, figures);
   read_sources(entry, figures);
   entry.finish();
   if (g.sm < 0) g.sm = 0;
@@ -111,7 +132,9 @@ std::string gpu_table_initialiser(const std::vector<model::GpuSpec>& table) {
   for (const auto& g : table) {
     out << "    {" << quoted(g.name) << ", {";
     for (size_t i = 0; i < g.aliases.size(); ++i) out << (i ? ", " : "") << quoted(g.aliases[i]);
-    out << "}, " << quoted(g.vendor) << ", " << g.sm << ", " << g.capacity_gib << "},\n";
+    const model::GpuPeaks& p = g.peaks;
+    out << "}, " << quoted(g.vendor) << ", " << g.sm << ", " << g.capacity_gib << ", {" << p.bf16_tflops << ", "
+        << p.fp32_tflops << ", " << p.memory_gbs << ", " << p.memory_gb << ", " << p.sms << ", " << p.l2_mb << "}},\n";
   }
   return out.str();
 }

@@ -31,7 +31,7 @@ GpuInfo gpu_info(const std::string& name) {
     throw InputError("GPU '" + name + "' is not in scenarios/gpus.yaml. Violated constraint: one of " + names +
                      " (exact names; add a device to scenarios/gpus.yaml, docs/families.md)");
   }
-  return GpuInfo{g->name, g->vendor, g->sm, g->capacity_gib};
+  return GpuInfo{g->name, g->vendor, g->sm, g->capacity_gib, g->peaks};
 }
 
 }  // namespace stepcast::model

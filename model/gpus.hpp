@@ -8,12 +8,23 @@
 
 namespace stepcast::model {
 
-// What the device is, as far as kernel choice and memory capacity go.
+// Vendor figures a step-model efficiency divides by (docs/method.md, "Transfer"); 0 = not published.
+struct GpuPeaks {
+  double bf16_tflops = 0;     // dense tensor-core BF16, FP32 accumulate, TFLOP/s
+  double fp32_tflops = 0;     // non-tensor FP32, TFLOP/s
+  double memory_gbs = 0;      // device memory bandwidth, GB/s (10^9 bytes)
+  double memory_gb = 0;       // device memory as the datasheet prints it
+  int sms = 0;                // streaming multiprocessors (AMD: compute units)
+  double l2_mb = 0;           // last-level on-die cache, MB
+};
+
+// What the device is, as far as kernel choice, memory capacity and peak rates go.
 struct GpuInfo {
   std::string name;           // the table's name for it (an alias resolves to this)
   std::string vendor;         // "nvidia", "amd"
   int sm = 0;                 // CUDA compute capability x10 (90 = Hopper, 120 = workstation Blackwell); 0 = none
   double capacity_gib = 0;    // device memory the allocator can use; 0 = unknown
+  GpuPeaks peaks;
 };
 
 // One entry of scenarios/gpus.yaml.
@@ -23,6 +34,7 @@ struct GpuSpec {
   std::string vendor;
   int sm = 0;
   double capacity_gib = 0;
+  GpuPeaks peaks;
 };
 
 // The shipped table, in file order.

@@ -51,6 +51,8 @@ nlohmann::json one_plan_json(const planner::PlanResult& p, const PlanOutput& o) 
     j["truncated_kept_tokens"] = p.truncated.kept_tokens;
   }
   if (p.roots_per_window >= 0) j["roots_per_window"] = p.roots_per_window;
+  // Absent when the predictor has no measured error (every JSON figure is a number).
+  if (o.wall_clock_half_width >= 0) j["wall_clock_interval_s"] = wall_clock_interval_json(o, p.wall_clock_s);
   j["out_of_memory"] = nullptr;
   if (p.oom)
     j["out_of_memory"] = {{"micro_batch", p.oom->micro_batch}, {"step", p.oom->step},       {"rows", p.oom->rows},
@@ -72,6 +74,7 @@ nlohmann::json plan_json(const PlanOutput& o) {
                  {"tokens", corpus.total_tokens()}, {"longest", corpus.max_length()},
                  {"roots", corpus.num_roots}};
   j["predictor"] = o.predictor;
+  if (!o.transfer.empty()) j["transfer"] = o.transfer;
   j["gpu"] = {{"name", o.gpu_name}, {"memory_gib", o.gpu_memory_gib}, {"memory_cap_gib", o.memory_cap_gib}};
   j["window_hours"] = o.window_hours;
   j["cold_start_s"] = o.cold_start_s;

@@ -26,14 +26,26 @@ std::string best_plan_text(const PlanOutput& o) {
 
 bool baseline_fits(const PlanOutput& o) { return o.result.baseline.fits_memory && o.result.baseline.fits_window; }
 
+std::string wall_clock_text(const PlanOutput& o, double seconds) {
+  const double h = o.wall_clock_half_width;
+  if (h < 0) return duration(seconds);
+  return duration(seconds) + " (" + duration(seconds / (1 + h)) + "-" + duration(seconds * (1 + h)) + ")";
+}
+
+nlohmann::json wall_clock_interval_json(const PlanOutput& o, double seconds) {
+  const double h = o.wall_clock_half_width;
+  if (h < 0) return nullptr;
+  return {seconds / (1 + h), seconds * (1 + h)};
+}
+
 std::string headline(const PlanOutput& o) {
   const auto& b = o.result.baseline;
   const std::string who = "the baseline (" + plan_label(b) + ")";
   if (!b.fits_memory) return "DOES NOT FIT: " + who + " " + out_of_memory_text(b) + best_plan_text(o);
   if (!b.fits_window)
-    return "DOES NOT FIT the " + fixed(o.window_hours, 1) + " h window: " + who + " takes " + duration(b.wall_clock_s) +
+    return "DOES NOT FIT the " + fixed(o.window_hours, 1) + " h window: " + who + " takes " + wall_clock_text(o, b.wall_clock_s) +
            best_plan_text(o);
-  std::string line = "FITS: " + who + " takes " + duration(b.wall_clock_s) +
+  std::string line = "FITS: " + who + " takes " + wall_clock_text(o, b.wall_clock_s) +
                      (o.window_hours > 0 ? " of the " + fixed(o.window_hours, 1) + " h window" : " (no window set)") +
                      ", peak " + fixed(b.peak_gib, 1) + " GiB of " + fixed(b.memory_limit_gib, 1) + " GiB";
   if (b.truncated.tokens > 0)

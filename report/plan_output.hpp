@@ -29,7 +29,16 @@ struct PlanOutput {
   std::string predictor;               // what predicts a micro-batch, in words
   planner::SweepResult result;
   double elapsed_s = 0;                // the sweep's own time
+  // Relative half-width h of the 90 % wall-clock interval [t / (1 + h), t x (1 + h)] (model/transfer.hpp,
+  // docs/method.md "Intervals"); < 0: none (a predictor without measured error, or a transfer not yet measured).
+  double wall_clock_half_width = -1;
+  std::string transfer;                // "transferred: ..." (model/transfer.hpp), empty when calibrated
 };
+
+// "6.4 h (6.1 h-6.8 h)": a wall clock with its 90 % interval where there is one.
+std::string wall_clock_text(const PlanOutput& o, double seconds);
+// [lo, hi] in seconds, or null when there is none.
+nlohmann::json wall_clock_interval_json(const PlanOutput& o, double seconds);
 
 // The first line of every form: "DOES NOT FIT: ..." or "FITS: ...".
 std::string headline(const PlanOutput& o);

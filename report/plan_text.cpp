@@ -93,6 +93,7 @@ void print_table(std::ostream& out, const PlanOutput& o) {
 
 void print_plan_text(std::ostream& out, const PlanOutput& o) {
   const auto& r = o.result;
+  if (!o.transfer.empty()) out << o.transfer << "\n";
   out << headline(o) << "\n";
   print_header(out, o);
   print_baseline(out, o);

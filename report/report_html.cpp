@@ -220,7 +220,7 @@ std::vector<std::string> facts(const PlanOutput& o) {
           "Corpus: " + with_commas(corpus.size()) + " samples, " + with_commas(corpus.total_tokens()) + " tokens (" +
               o.corpus_source + ")",
           "Predictor: " + o.predictor,
-          "Baseline: " + plan_label(b) + ", " + duration(b.wall_clock_s) + ", padding " + percent(b.padding_fraction, 2) +
+          "Baseline: " + plan_label(b) + ", " + wall_clock_text(o, b.wall_clock_s) + ", padding " + percent(b.padding_fraction, 2) +
               ", " + with_commas(b.distinct_shapes) + " distinct shapes, first-seen " + fixed(b.first_seen_s, 1) + " s",
           "Optimizer step: " + fixed(b.optimizer.step_s, 4) + " s (" + optimizer_source_text(b, o.optimizer_step_source) +
               ")",
@@ -312,6 +312,7 @@ std::string report_html(const ReportInput& in) {
   s << "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
     << "<meta name='viewport' content='width=device-width, initial-scale=1'><title>" << escape(title) << "</title>\n"
     << kStyle << "</head><body>\n<h1>" << escape(title) << "</h1>\n";
+  if (!o.transfer.empty()) s << "<p>" << escape(o.transfer) << "</p>\n";
   s << "<p class='headline " << (baseline_fits(o) ? "good" : "bad") << "'>" << escape(headline(o)) << "</p>\n";
   for (const auto& f : facts(o)) s << "<p class='fact'>" << escape(f) << "</p>\n";
   s << "<p class='legend-text'><b>Plan labels:</b> " << escape(plan_label_legend()) << ".</p>\n";

@@ -14,6 +14,9 @@ TEST_CASE("the shipped GPU table reads, and is the one compiled in", "[gpus]") {
     CHECK(table[i].name == model::known_gpus()[i].name);
     CHECK(table[i].sm == model::known_gpus()[i].sm);
     CHECK(table[i].capacity_gib == model::known_gpus()[i].capacity_gib);
+    CHECK(table[i].peaks.bf16_tflops == model::known_gpus()[i].peaks.bf16_tflops);
+    CHECK(table[i].peaks.memory_gbs == model::known_gpus()[i].peaks.memory_gbs);
+    CHECK(table[i].peaks.sms == model::known_gpus()[i].peaks.sms);
   }
 }
 
@@ -33,6 +36,10 @@ TEST_CASE("GPU table problems carry file:line:col", "[gpus]") {
       {"gpus:\n  - name: A\n    vendor: nvidia\n    usable_memory_gib: -1\n    sources: {usable_memory_gib: x}",
        "usable_memory_gib = -1"},
       {"gpus: []", "gpus is missing or empty"},
+      {"gpus:\n  - name: A\n    vendor: nvidia\n    peak_bf16_tflops: 900", "no sources for peak_bf16_tflops"},
+      {"gpus:\n  - name: A\n    vendor: nvidia\n    memory_bandwidth_gbs: 0\n    sources: {memory_bandwidth_gbs: x}",
+       "memory_bandwidth_gbs = 0"},
+      {"gpus:\n  - name: A\n    vendor: nvidia\n    sms: 0\n    sources: {sms: x}", "sms = 0"},
   }));
   testing::TempFile f(c.text, ".yaml");
   INFO(c.text);

@@ -1,0 +1,62 @@
+#pragma once
+// Carrying calibrated coefficients to a GPU, tier or model they were not fitted on (docs/method.md, "Transfer").
+//
+// A compute coefficient in seconds per TFLOP is the inverse of an achieved rate; divided by the GPU's dense
+// BF16 peak it is an efficiency, dimensionless:   efficiency = 1 / (c [s/TFLOP] x peak [TFLOP/s]).
+// The expert-streaming coefficient (s/GB) is the same against memory bandwidth (GB/s). An efficiency carries
+// to another GPU as it is, so the coefficient scales by the ratio of peaks:
+//   c_target = c_source x peak_source / peak_target.
+// The host-side terms (fixed seconds, seconds per thousand launches) are CPU and driver costs and carry as they
+// are; so do the memory terms (bytes per token are the framework's, not the GPU's) and the run's one-off costs.
+// What this leaves out (kernels tuned differently per arch, another attention backend's efficiency) is the
+// transfer error measured in docs/method.md; it sets the width of a transferred prediction's interval.
+#include <array>
+#include <string>
+#include <vector>
+
+#include "model/coefficients.hpp"
+#include "model/gpus.hpp"
+
+namespace stepcast::model {
+
+// Where a prediction's coefficients come from, most trusted first.
+enum class Provenance { calibrated, transferred_model, transferred_gpu, transferred_tier, extrapolated_shape };
+std::string provenance_name(Provenance p);  // "calibrated", "transferred-gpu", ...
+
+// What the user asks to predict; an empty field means "the coefficients' own".
+struct TransferAsk {
+  std::string model;  // the model's name (ModelShape::name)
+  std::string gpu;    // a name or alias in scenarios/gpus.yaml
+  std::string tier;   // a tier label
+};
+
+struct Transfer {
+  Coefficients coefficients;            // what to predict with: the GPU's peaks applied, model/gpu/tier as asked
+  GpuInfo gpu;                          // the GPU predicted
+  std::vector<Provenance> provenance;   // {calibrated} when nothing was transferred
+  std::vector<std::string> changes;     // "GPU 'NVIDIA H200' -> 'NVIDIA L40S'", one per transferred part
+  // The first output line: "transferred: GPU 'A' -> 'B' (compute efficiencies carried by peak BF16 989.4 -> 362.1
+  // TFLOP/s), ..." or "calibrated: ...".
+  std::string summary() const;
+  bool transferred() const { return !changes.empty(); }
+  // Relative half-width of the 90 % step interval that the transfers add, from the held-out transfer errors
+  // measured in docs/method.md ("Intervals"); unknown when a transfer has no measured error yet.
+  double transfer_half_width = 0;
+  bool half_width_known = true;
+};
+
+// The 90 % step interval [step / (1 + h), step x (1 + h)] in seconds, h the relative half-width: the calibrated part from the fit's residual RMS and
+// the coefficients' standard errors (sum of x_i * sigma_i over the features), plus the transfer's measured error.
+// Returns false (no interval) when a transfer has no measured error.
+bool step_interval(const Transfer& t, const StepFeatures& f, double step_s, double& lo, double& hi);
+
+// Efficiency of every step term that has one (compute terms against the BF16 peak, the expert stream against
+// memory bandwidth); 0 for the host-side terms and for terms not selected.
+std::array<double, kStepTerms> step_efficiencies(const Coefficients& c, const GpuInfo& gpu);
+
+// The coefficients for `ask`. A model, GPU or tier that differs from the coefficients' needs `allowed`
+// (--transfer): without it, throws InputError naming every mismatch. A GPU transfer needs both GPUs' peak
+// BF16 rate (and bandwidth where the expert floor is selected) in scenarios/gpus.yaml, else InputError.
+Transfer transfer_coefficients(const Coefficients& c, const TransferAsk& ask, bool allowed);
+
+}  // namespace stepcast::model

@@ -1,0 +1,94 @@
+// --gpu / --tier / --transfer on predict, drift and plan, as a user runs them (docs/method.md, "Transfer").
+#include <nlohmann/json.hpp>
+
+#include "catch.hpp"
+#include "cli_runner.hpp"
+
+using namespace stepcast::testing;
+using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
+
+namespace {
+const std::string kScenarios = STEPCAST_SCENARIOS;
+const std::string kH200 = kScenarios + "/coefficients/h200-sdpa-auto-grouped-gqa-expand.yaml";
+const std::string kSeed = kScenarios + "/measurements/seed-sm120.jsonl";
+const std::string kRtx = "\"NVIDIA RTX PRO 6000 Blackwell\"";
+}  // namespace
+
+TEST_CASE("another GPU, tier or model without --transfer is exit 2 naming the mismatch", "[transfer]") {
+  auto r = run_cli("predict --coefficients " + kH200 + " --gpu " + kRtx + " --rows 4096");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Contains("GPU 'NVIDIA RTX PRO 6000 Blackwell Workstation Edition'"));
+  CHECK_THAT(r.err, Contains("--transfer"));
+  CHECK_THAT(r.err, Contains("h200-sdpa-auto-grouped-gqa-expand.yaml:4:"));  // the file's gpu: line
+  r = run_cli("predict --coefficients " + kH200 + " --model llama-3-8b --rows 4096");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Contains("model 'llama-3-8b'"));
+  r = run_cli("predict --coefficients " + kH200 + " --tier sdpa-math/grouped --rows 4096");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Contains("tier 'sdpa-math/grouped'"));
+  // An unknown GPU is an error listing the table, never a silent default.
+  r = run_cli("predict --coefficients " + kH200 + " --gpu \"NVIDIA Tesla T4\" --transfer --rows 4096");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Contains("not in scenarios/gpus.yaml"));
+}
+
+TEST_CASE("a transferred prediction says so on its first line, with provenance and interval", "[transfer]") {
+  const auto same = run_cli("predict --coefficients " + kH200 + " --rows 4096,4096");
+  REQUIRE(same.exit_code == 0);
+  CHECK_THAT(same.out, StartsWith("calibrated: gemma-4-26b-a4b on NVIDIA H200"));
+  const auto text = run_cli("predict --coefficients " + kH200 + " --gpu " + kRtx + " --transfer --rows 4096,4096");
+  REQUIRE(text.exit_code == 0);
+  CHECK_THAT(text.out, StartsWith("transferred: GPU 'NVIDIA H200' -> 'NVIDIA RTX PRO 6000 Blackwell"));
+  const auto json = run_cli("predict --coefficients " + kH200 + " --gpu " + kRtx + " --transfer --rows 4096,4096 --format json");
+  REQUIRE(json.exit_code == 0);
+  const auto j = nlohmann::json::parse(json.out);
+  CHECK(j["provenance"] == nlohmann::json::array({"transferred-gpu"}));
+  const auto h200 = nlohmann::json::parse(run_cli("predict --coefficients " + kH200 + " --rows 4096,4096 --format json").out);
+  // Half the BF16 peak (989.4 -> 503.8 TFLOP/s) at the same efficiency: the device work takes longer.
+  CHECK(j["predicted_step_s"].get<double>() > 1.5 * h200["predicted_step_s"].get<double>());
+  const double step = j["predicted_step_s"];
+  CHECK(j["step_interval_s"][0].get<double>() < step);
+  CHECK(j["step_interval_s"][1].get<double>() > step);
+  CHECK(h200["provenance"] == nlohmann::json::array({"calibrated"}));
+  // A model transfer has no measured error yet: no interval, rather than an invented one.
+  const auto llama = nlohmann::json::parse(
+      run_cli("predict --coefficients " + kH200 + " --model llama-3-8b --transfer --rows 4096 --format json").out);
+  CHECK(llama["provenance"] == nlohmann::json::array({"transferred-model"}));
+  CHECK_FALSE(llama.contains("step_interval_s"));
+  // A config path of the coefficients' own model is no transfer.
+  const auto path = run_cli("predict --coefficients " + kH200 + " --model " + kScenarios +
+                            "/models/gemma-4-26b-a4b.json --rows 4096 --format json");
+  REQUIRE(path.exit_code == 0);
+  CHECK(nlohmann::json::parse(path.out)["provenance"] == nlohmann::json::array({"calibrated"}));
+}
+
+TEST_CASE("drift on another GPU's records says so instead of reporting drift", "[transfer]") {
+  auto r = run_cli("drift --coefficients " + kH200 + " --measurements " + kSeed);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Contains("seed-sm120.jsonl:1"));
+  CHECK_THAT(r.err, Contains("another GPU, not drift"));
+  // Predicting those records needs the GPU asked for; then every record is compared.
+  r = run_cli("predict --coefficients " + kH200 + " --gpu " + kRtx +
+              " --tier hf-sdpa-efficient-sm80/loop --transfer --measurements " + kSeed);
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.out, Contains("step MAPE"));
+  CHECK_THAT(r.out, Contains("over 7 measured records"));
+}
+
+TEST_CASE("plan on a scenario GPU other than the coefficients' needs --transfer", "[transfer]") {
+  const std::string scenario = kScenarios + "/h200-gemma-4-26b-a4b.yaml";
+  auto r = run_cli("plan " + scenario + " --gpu \"NVIDIA H100 80GB HBM3\" --top 1");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Contains("GPU 'NVIDIA H100 80GB HBM3'"));
+  r = run_cli("plan " + scenario + " --gpu \"NVIDIA H100 80GB HBM3\" --transfer --top 1 --format json");
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK_THAT(j["transfer"].get<std::string>(), Contains("-> 'NVIDIA H100 80GB HBM3'"));
+  const auto& wc = j["baseline"]["wall_clock_interval_s"];
+  REQUIRE(wc.is_array());
+  CHECK(wc[0].get<double>() < j["baseline"]["wall_clock_s"].get<double>());
+  CHECK(wc[1].get<double>() > j["baseline"]["wall_clock_s"].get<double>());
+  const auto text = run_cli("plan " + scenario + " --gpu \"NVIDIA H100 80GB HBM3\" --transfer --top 1");
+  CHECK_THAT(text.out, StartsWith("transferred: GPU 'NVIDIA H200' -> 'NVIDIA H100 80GB HBM3'"));
+}

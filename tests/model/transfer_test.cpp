@@ -1,0 +1,104 @@
+// Carrying coefficients to another GPU, tier or model (model/transfer.hpp, docs/method.md "Transfer").
+#include <cmath>
+
+#include "catch.hpp"
+#include "model/errors.hpp"
+#include "model/transfer.hpp"
+
+using namespace stepcast;
+using Catch::Matchers::Contains;
+
+namespace {
+model::Coefficients h200_like() {
+  model::Coefficients c;
+  c.model = "gemma-4-26b-a4b";
+  c.gpu = "NVIDIA H200";
+  c.tier = "sdpa-auto/grouped/gqa-expand";
+  c.step[model::kFixed] = {0.18, 0.001, true, ""};
+  c.step[model::kGemm] = {0.0065, 0.0001, true, ""};
+  c.step[model::kAttention] = {0.0083, 0.0001, true, ""};
+  c.step[model::kExpertStream] = {0.002, 0.0, true, ""};
+  c.memory[model::kMemToken] = {4277, 1, true, ""};
+  return c;
+}
+}  // namespace
+
+TEST_CASE("an efficiency is one over seconds-per-TFLOP times the peak", "[transfer]") {
+  const auto c = h200_like();
+  const auto e = model::step_efficiencies(c, model::gpu_info("NVIDIA H200"));
+  CHECK(e[model::kGemm] == Approx(1.0 / (0.0065 * 989.4)));
+  CHECK(e[model::kExpertStream] == Approx(1.0 / (0.002 * 4800)));
+  CHECK(e[model::kFixed] == 0);  // host side: no GPU rate
+  CHECK(e[model::kAttentionMath] == 0);  // not selected
+}
+
+TEST_CASE("a GPU transfer keeps every efficiency and the host and memory terms", "[transfer]") {
+  const auto c = h200_like();
+  const auto t = model::transfer_coefficients(c, {"", "NVIDIA RTX PRO 6000 Blackwell", ""}, true);
+  const auto to = model::gpu_info("NVIDIA RTX PRO 6000 Blackwell");
+  CHECK(t.coefficients.gpu == to.name);
+  const auto before = model::step_efficiencies(c, model::gpu_info("NVIDIA H200"));
+  const auto after = model::step_efficiencies(t.coefficients, to);
+  for (int i = 0; i < model::kStepTerms; ++i) CHECK(after[i] == Approx(before[i]));
+  CHECK(t.coefficients.step[model::kGemm].value == Approx(0.0065 * 989.4 / 503.8));
+  CHECK(t.coefficients.step[model::kExpertStream].value == Approx(0.002 * 4800 / 1792));
+  CHECK(t.coefficients.step[model::kFixed].value == 0.18);
+  CHECK(t.coefficients.memory[model::kMemToken].value == 4277);
+  REQUIRE(t.provenance.size() == 1);
+  CHECK(t.provenance[0] == model::Provenance::transferred_gpu);
+  CHECK_THAT(t.summary(), Contains("transferred: GPU 'NVIDIA H200' -> 'NVIDIA RTX PRO 6000 Blackwell"));
+}
+
+TEST_CASE("another model, GPU or tier without --transfer names every mismatch", "[transfer]") {
+  const auto c = h200_like();
+  try {
+    model::transfer_coefficients(c, {"llama-3-8b", "NVIDIA H100 80GB HBM3", "sdpa-math/grouped"}, false);
+    FAIL("no error");
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    CHECK_THAT(what, Contains("model 'llama-3-8b'"));
+    CHECK_THAT(what, Contains("GPU 'NVIDIA H100 80GB HBM3'"));
+    CHECK_THAT(what, Contains("tier 'sdpa-math/grouped'"));
+    CHECK_THAT(what, Contains("--transfer"));
+  }
+  // The same names (an alias, the canonical tier spelling) are no transfer.
+  const auto same = model::transfer_coefficients(c, {"gemma-4-26b-a4b", "NVIDIA H200", "sdpa-auto/grouped/gqa-expand"}, false);
+  CHECK_FALSE(same.transferred());
+  CHECK(same.provenance == std::vector<model::Provenance>{model::Provenance::calibrated});
+}
+
+TEST_CASE("a GPU without a published peak cannot take a transfer", "[transfer]") {
+  CHECK_THROWS_WITH(model::transfer_coefficients(h200_like(), {"", "NVIDIA A10G", ""}, true),
+                    Contains("'NVIDIA A10G' has no peak_bf16_tflops"));
+}
+
+TEST_CASE("a tier transfer to a math tier never prices math layers at zero", "[transfer]") {
+  const auto t = model::transfer_coefficients(h200_like(), {"", "", "sdpa-math/grouped"}, true);
+  CHECK(t.coefficients.step[model::kAttentionMath].selected);
+  CHECK(t.coefficients.step[model::kAttentionMath].value == Approx(0.0083));
+  CHECK(t.provenance[0] == model::Provenance::transferred_tier);
+  CHECK_THAT(t.summary(), Contains("lower bound"));
+}
+
+TEST_CASE("the 90 % interval widens by the measured error of each transfer", "[transfer]") {
+  auto c = h200_like();
+  c.step_rms_rel = 0.01;
+  model::StepFeatures f;
+  f.x[model::kFixed] = 1;
+  f.x[model::kGemm] = 100;  // TFLOPs
+  const double step = 0.18 + 0.0065 * 100;
+  double lo = 0, hi = 0;
+  const auto calibrated = model::transfer_coefficients(c, {}, false);
+  REQUIRE(model::step_interval(calibrated, f, step, lo, hi));
+  // 1.645 x sqrt(rms^2 + ((1 x 0.001 + 100 x 0.0001) / step)^2)
+  const double fit = 1.645 * std::sqrt(0.01 * 0.01 + std::pow(0.011 / step, 2));
+  CHECK(hi / step - 1 == Approx(fit));
+  CHECK(step / lo - 1 == Approx(fit));
+  const auto gpu = model::transfer_coefficients(c, {"", "NVIDIA L40S", ""}, true);
+  double glo = 0, ghi = 0;
+  REQUIRE(model::step_interval(gpu, f, step, glo, ghi));
+  CHECK(ghi / step - 1 > fit + 0.3);  // the held-out GPU transfer error dominates
+  // A model transfer has no measured error yet: no interval rather than a made-up one.
+  const auto other_model = model::transfer_coefficients(c, {"llama-3-8b", "", ""}, true);
+  CHECK_FALSE(model::step_interval(other_model, f, step, lo, hi));
+}
