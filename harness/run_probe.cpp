@@ -112,7 +112,7 @@ void check_run(const planner::Corpus& corpus, const RunOptions& o) {
 
 RunSummary run_recorded(Model& model, const planner::Corpus& corpus, const RunOptions& o, const DeviceInfo& dev) {
   check_run(corpus, o);
-  const planner::Schedule schedule = planner::build_schedule(corpus, batching_spec(o));
+  const planner::Schedule schedule = planner::build_schedule(corpus, batching_spec(o), o.accumulation);
   const Tier tier = parse_tier(o.tier);
   const torch::Device device = model.options().device;
   const int64_t vocab = model.shape().vocab_size;
