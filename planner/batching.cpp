@@ -257,12 +257,13 @@ PackedRows pack_rows(const BatchingSpec& spec, const std::vector<int32_t>& lengt
 void build_packed(const BatchingSpec& spec, const std::vector<int32_t>& lengths, int64_t accumulation, Schedule& s) {
   s.packed = true;
   s.attention = spec.pack_attention;
-  const PackedRows p = pack_rows(spec, lengths, accumulation);
+  PackedRows p = pack_rows(spec, lengths, accumulation);
   const bool padding_free = spec.policy == Policy::padding_free;
   const int64_t rows_per_batch = padding_free ? 1 : spec.micro_batch;
-  s.sample_order = p.ids;
   s.document_tokens.reserve(p.ids.size());
   for (int32_t id : p.ids) s.document_tokens.push_back(lengths[static_cast<size_t>(id)]);
+  const auto documents = static_cast<int64_t>(p.ids.size());
+  s.sample_order = std::move(p.ids);
   const int64_t rows = p.rows();
   s.row_tokens.reserve(static_cast<size_t>(rows));
   for (int64_t r = 0; r < rows; ++r) {
@@ -291,7 +292,7 @@ void build_packed(const BatchingSpec& spec, const std::vector<int32_t>& lengths,
     s.batch_sum_doc_len_sq.push_back(sum_sq);
   }
   s.batch_row_begin.push_back(rows);
-  s.batch_sample_begin.push_back(static_cast<int64_t>(p.ids.size()));
+  s.batch_sample_begin.push_back(documents);
 }
 
 }  // namespace
