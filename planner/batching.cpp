@@ -136,6 +136,7 @@ struct PackedRows {
 
 PackedRows next_fit(const std::vector<int32_t>& lengths, int32_t max_length) {
   PackedRows p;
+  p.ids.reserve(lengths.size());
   int64_t fill = 0;
   for (size_t i = 0; i < lengths.size(); ++i) {
     if (!p.ids.empty() && fill + lengths[i] > max_length) {
@@ -253,46 +254,44 @@ PackedRows pack_rows(const BatchingSpec& spec, const std::vector<int32_t>& lengt
 }
 
 // Packed rows into micro-batches: `pack` puts R rows of max_length (rounded up) in each; padding-free
-// has one row per micro-batch, as wide as its samples (rounded up).
+// has one row per micro-batch, as wide as its samples (rounded up). One pass over the documents.
 void build_packed(const BatchingSpec& spec, const std::vector<int32_t>& lengths, int64_t accumulation, Schedule& s) {
   s.packed = true;
   s.attention = spec.pack_attention;
   PackedRows p = pack_rows(spec, lengths, accumulation);
   const bool padding_free = spec.policy == Policy::padding_free;
   const int64_t rows_per_batch = padding_free ? 1 : spec.micro_batch;
-  s.document_tokens.reserve(p.ids.size());
-  for (int32_t id : p.ids) s.document_tokens.push_back(lengths[static_cast<size_t>(id)]);
-  const auto documents = static_cast<int64_t>(p.ids.size());
-  s.sample_order = std::move(p.ids);
   const int64_t rows = p.rows();
-  s.row_tokens.reserve(static_cast<size_t>(rows));
-  for (int64_t r = 0; r < rows; ++r) {
-    int64_t tokens = 0;
-    for (int64_t d = p.row_begin[static_cast<size_t>(r)]; d < p.row_begin[static_cast<size_t>(r) + 1]; ++d)
-      tokens += s.document_tokens[static_cast<size_t>(d)];
-    s.row_tokens.push_back(static_cast<int32_t>(tokens));
-  }
+  s.document_tokens.resize(p.ids.size());
+  s.row_tokens.resize(static_cast<size_t>(rows));
   const auto pack_width = static_cast<int32_t>(round_up_width(spec.max_length, spec.pad_to_multiple_of));
-  for (int64_t r = 0; r < rows; r += rows_per_batch) {
-    const int64_t e = std::min(rows, r + rows_per_batch);
-    const int32_t width = padding_free ? static_cast<int32_t>(round_up_width(s.row_tokens[static_cast<size_t>(r)],
-                                                                             spec.pad_to_multiple_of))
-                                       : pack_width;
-    s.batch_row_begin.push_back(r);
-    s.batch_sample_begin.push_back(p.row_begin[static_cast<size_t>(r)]);
-    s.batch_width.push_back(width);
-    s.processed_tokens += (e - r) * static_cast<int64_t>(width);
-    const int64_t d0 = p.row_begin[static_cast<size_t>(r)], d1 = p.row_begin[static_cast<size_t>(e)];
+  for (int64_t r0 = 0; r0 < rows; r0 += rows_per_batch) {
+    const int64_t e = std::min(rows, r0 + rows_per_batch);
     double sum_sq = 0;
-    for (int64_t d = d0; d < d1; ++d) {
-      const double l = s.document_tokens[static_cast<size_t>(d)];
-      sum_sq += l * l;
+    for (int64_t r = r0; r < e; ++r) {
+      int32_t tokens = 0;
+      for (int64_t d = p.row_begin[static_cast<size_t>(r)]; d < p.row_begin[static_cast<size_t>(r) + 1]; ++d) {
+        const int32_t l = lengths[static_cast<size_t>(p.ids[static_cast<size_t>(d)])];
+        s.document_tokens[static_cast<size_t>(d)] = l;
+        tokens += l;  // <= max_length, or R * max_length for padding-free: both fit 32 bits (batching_problems)
+        sum_sq += static_cast<double>(l) * l;
+      }
+      s.row_tokens[static_cast<size_t>(r)] = tokens;
     }
+    const int32_t width =
+        padding_free ? static_cast<int32_t>(round_up_width(s.row_tokens[static_cast<size_t>(r0)], spec.pad_to_multiple_of))
+                     : pack_width;
+    const int64_t d0 = p.row_begin[static_cast<size_t>(r0)], d1 = p.row_begin[static_cast<size_t>(e)];
+    s.batch_row_begin.push_back(r0);
+    s.batch_sample_begin.push_back(d0);
+    s.batch_width.push_back(width);
+    s.processed_tokens += (e - r0) * static_cast<int64_t>(width);
     s.batch_documents.push_back(static_cast<int32_t>(d1 - d0));
     s.batch_sum_doc_len_sq.push_back(sum_sq);
   }
   s.batch_row_begin.push_back(rows);
-  s.batch_sample_begin.push_back(documents);
+  s.batch_sample_begin.push_back(static_cast<int64_t>(p.ids.size()));
+  s.sample_order = std::move(p.ids);
 }
 
 }  // namespace
@@ -359,6 +358,11 @@ std::vector<std::string> batching_problems(const BatchingSpec& spec, Naming nami
   else if (out.empty() && round_up_width(spec.max_length, spec.pad_to_multiple_of) > INT32_MAX)
     out.push_back(name("max_length") + " = " + std::to_string(spec.max_length) + " rounded up to a multiple of " +
                   std::to_string(spec.pad_to_multiple_of) + ". Violated constraint: <= 2147483647");
+  if (out.empty() && spec.policy == Policy::padding_free &&
+      spec.micro_batch > INT32_MAX / round_up_width(spec.max_length, spec.pad_to_multiple_of))
+    out.push_back(name("micro_batch") + " x " + name("max_length") + " = " + std::to_string(spec.micro_batch) + " x " +
+                  std::to_string(spec.max_length) + ". Violated constraint: <= 2147483647 (a padding-free row holds " +
+                  "the micro-batch's samples)");
   return out;
 }
 

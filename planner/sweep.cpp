@@ -41,6 +41,7 @@ namespace {
 bool keep_tokens_per_step(SweepConfig& c, int64_t rows_per_step, double tokens_per_step) {
   const BatchingSpec& b = c.batching;
   if (round_up_width(b.max_length, b.pad_to_multiple_of) > INT32_MAX) return false;
+  if (b.policy == Policy::padding_free && !batching_problems(b).empty()) return false;  // a row too wide
   if (b.policy == Policy::pack) {
     const double per_micro_batch = static_cast<double>(b.micro_batch * b.max_length);
     c.accumulation = std::max<int64_t>(1, std::llround(tokens_per_step / per_micro_batch));

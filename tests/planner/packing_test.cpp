@@ -154,3 +154,13 @@ TEST_CASE("packer and attention names round-trip and reject others", "[planner][
   CHECK_FALSE(parse_packer("best-fit"));
   CHECK_FALSE(parse_pack_attention("flex"));
 }
+
+TEST_CASE("a padding-free row wider than 32 bits is refused, not overflowed", "[planner][packing]") {
+  BatchingSpec s = packing(Policy::padding_free, Packer::next_fit, 4, 1'000'000'000);
+  const auto problems = batching_problems(s);
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].find("micro_batch x max_length = 4 x 1000000000") != std::string::npos);
+  CHECK_THROWS_AS(build_schedule(corpus_of({5}), s), std::invalid_argument);
+  s.micro_batch = 2;
+  CHECK(batching_problems(s).empty());
+}
