@@ -84,8 +84,9 @@ std::string run_id(const RunOptions& o) {
 
 void check_run(const planner::Corpus& corpus, const RunOptions& o) {
   Diagnostics d;
-  if (o.batching.policy == planner::Policy::pack)
-    d.add("--policy pack. Violated constraint: a policy without packed rows (the harness builds no document masks)");
+  if (planner::packs(o.batching.policy))
+    d.add("--policy " + planner::policy_name(o.batching.policy) +
+          ". Violated constraint: a policy without packed rows (the harness builds no document masks)");
   if (o.accumulation < 1) d.add("--accumulation = " + std::to_string(o.accumulation) + ". Violated constraint: >= 1");
   if (o.batching.max_length < 2) d.add("--max-length = " + std::to_string(o.batching.max_length) + ". Violated constraint: >= 2");
   planner::BatchingSpec spec = o.batching;
