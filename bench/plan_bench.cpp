@@ -135,6 +135,21 @@ int main(int argc, char** argv) {
                   planner::policy_name(policy).c_str(), static_cast<long long>(multiple), s, 100 * plan.padding_fraction,
                   static_cast<long long>(plan.distinct_shapes));
     }
+  // Packing: each packer, and each row priced through its documents (varlen) or its width (block-mask).
+  for (auto policy : {planner::Policy::pack, planner::Policy::padding_free})
+    for (auto packer : {planner::Packer::next_fit, planner::Packer::ffd, planner::Packer::multipack})
+      for (auto attention : {model::DocumentAttention::block_mask, model::DocumentAttention::varlen}) {
+        if (policy == planner::Policy::padding_free && packer != planner::Packer::next_fit) continue;
+        planner::BatchingSpec b = one;
+        b.policy = policy;
+        b.packer = packer;
+        b.pack_attention = attention;
+        const double s = best_of(3, [&] { plan = planner::simulate(corpus, b, run, *predictor); });
+        std::printf("   plan %-12s %-9s %-10s %.3f s (corpus already read), padding %.3f %%, %lld micro-batches\n",
+                    planner::policy_name(policy).c_str(), planner::packer_name(packer).c_str(),
+                    planner::pack_attention_name(attention).c_str(), s, 100 * plan.padding_fraction,
+                    static_cast<long long>(plan.micro_batches));
+      }
   std::printf("   ratio plan / sort: %.2f (bar: <= 1)\n", plan_s / sort_s);
 
   const planner::Corpus seed = io::load_corpus_file(STEPCAST_SCENARIOS "/corpora/seed-like-20k.csv");

@@ -47,6 +47,8 @@ struct PlanOptions {
   std::string coefficients;
   TransferOptions transfer;  // --gpu (default: the scenario's gpu), --tier, --transfer
   std::string policy;
+  std::string pack_attention;  // empty: the scenario's
+  std::string packer;          // empty: the scenario's
   int64_t micro_batch = 0;
   int64_t max_length = 0;
   int64_t accumulation = 0;
@@ -77,6 +79,20 @@ Scenario scenario_with_overrides(const PlanOptions& o) {
       d.add("--policy = '" + o.policy + "'. Violated constraint: one of " + valid);
     }
   }
+  const auto override_choice = [&](const std::string& flag, const std::string& value,
+                                   const std::vector<std::string>& valid, auto parse, auto& out) {
+    if (value.empty()) return;
+    if (auto v = parse(value)) {
+      out = *v;
+      return;
+    }
+    std::string choices;
+    for (const auto& n : valid) choices += (choices.empty() ? "" : ", ") + n;
+    d.add(flag + " = '" + value + "'. Violated constraint: one of " + choices);
+  };
+  override_choice("--pack-attention", o.pack_attention, planner::pack_attention_names(), planner::parse_pack_attention,
+                  s.baseline.pack_attention);
+  override_choice("--packer", o.packer, planner::packer_names(), planner::parse_packer, s.baseline.packer);
   if (o.micro_batch > 0) s.baseline.micro_batch = o.micro_batch;
   if (o.max_length > 0) s.baseline.max_length = o.max_length;
   if (o.accumulation > 0) s.run.accumulation = o.accumulation;
@@ -289,7 +305,11 @@ void add_plan_command(CLI::App& app) {
                 "A fresh machine: add the measured one-off of an empty kernel cache (" + fixed(io::kColdKernelCacheS, 0) +
                     " s for transformers + peft on an H200, docs/host.md) to start-up");
   cmd->add_option("--coefficients", opts->coefficients, "Calibrated coefficients YAML instead of the scenario's predictor");
-  cmd->add_option("--policy", opts->policy, "Baseline policy: fixed, pad-to-longest, sorted-buckets, bucket-to-pair, pack");
+  cmd->add_option("--policy", opts->policy,
+                  "Baseline policy: fixed, pad-to-longest, sorted-buckets, bucket-to-pair, pack, padding-free");
+  cmd->add_option("--pack-attention", opts->pack_attention,
+                  "How packed documents meet in attention: varlen, block-mask (default), cross");
+  cmd->add_option("--packer", opts->packer, "How pack fills its rows: next-fit (default), ffd, multipack");
   cmd->add_option("--micro-batch", opts->micro_batch, "Baseline rows per micro-batch")->check(CLI::PositiveNumber);
   cmd->add_option("--max-length", opts->max_length, "Baseline max_length (tokens; longer samples are truncated)")
       ->check(CLI::PositiveNumber);

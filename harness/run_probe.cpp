@@ -84,8 +84,9 @@ std::string run_id(const RunOptions& o) {
 
 void check_run(const planner::Corpus& corpus, const RunOptions& o) {
   Diagnostics d;
-  if (o.batching.policy == planner::Policy::pack)
-    d.add("--policy pack. Violated constraint: a policy without packed rows (the harness builds no document masks)");
+  if (planner::packs(o.batching.policy))
+    d.add("--policy " + planner::policy_name(o.batching.policy) +
+          ". Violated constraint: a policy without packed rows (the harness builds no document masks)");
   if (o.accumulation < 1) d.add("--accumulation = " + std::to_string(o.accumulation) + ". Violated constraint: >= 1");
   if (o.batching.max_length < 2) d.add("--max-length = " + std::to_string(o.batching.max_length) + ". Violated constraint: >= 2");
   planner::BatchingSpec spec = o.batching;
@@ -112,7 +113,7 @@ void check_run(const planner::Corpus& corpus, const RunOptions& o) {
 
 RunSummary run_recorded(Model& model, const planner::Corpus& corpus, const RunOptions& o, const DeviceInfo& dev) {
   check_run(corpus, o);
-  const planner::Schedule schedule = planner::build_schedule(corpus, batching_spec(o));
+  const planner::Schedule schedule = planner::build_schedule(corpus, batching_spec(o), o.accumulation);
   const Tier tier = parse_tier(o.tier);
   const torch::Device device = model.options().device;
   const int64_t vocab = model.shape().vocab_size;

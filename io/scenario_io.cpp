@@ -161,10 +161,18 @@ void read_policy(MapReader& r, const std::string& key, planner::Policy& out, boo
   if (r.read_choice(key, name, planner::policy_names(), required)) out = *planner::parse_policy(name);
 }
 
+void read_packing(MapReader& r, planner::BatchingSpec& spec) {
+  std::string name;
+  if (r.read_choice("packer", name, planner::packer_names(), false)) spec.packer = *planner::parse_packer(name);
+  if (r.read_choice("pack_attention", name, planner::pack_attention_names(), false))
+    spec.pack_attention = *planner::parse_pack_attention(name);
+}
+
 void read_baseline(MapReader& top, Scenario& s) {
   MapReader b = top.child("baseline");
   int64_t seed = 0;
   read_policy(b, "policy", s.baseline.policy, true);
+  read_packing(b, s.baseline);
   b.read("micro_batch", s.baseline.micro_batch, true, 1, limits::kMaxRows);
   b.read("accumulation", s.run.accumulation, false, 1, limits::kMaxAccumulation);
   b.read("max_length", s.baseline.max_length, true, 1, limits::kMaxWidth);
@@ -210,12 +218,32 @@ void read_run(MapReader& top, Scenario& s) {
 void check_sweep_size(MapReader& w, const planner::SweepSpec& sweep) {
   int64_t configurations = 1;
   for (size_t n : {sweep.policies.size(), sweep.micro_batches.size(), sweep.max_lengths.size(),
-                   sweep.bucket_sizes.size(), sweep.pad_to_multiples.size()})
+                   sweep.bucket_sizes.size(), sweep.pad_to_multiples.size(), sweep.packers.size(),
+                   sweep.pack_attentions.size()})
     configurations = limits::checked_mul(configurations, std::max<int64_t>(1, static_cast<int64_t>(n)))
                          .value_or(INT64_MAX);
   if (configurations > limits::kMaxSweepConfigurations)
     w.problem("sweep: the lists combine into " + std::to_string(configurations) +
               " configurations. Violated constraint: <= " + std::to_string(limits::kMaxSweepConfigurations));
+}
+
+// A sweep list of names (`key`), each one of `valid`; parse gives the value of a valid name.
+template <typename T, typename Parse>
+void read_name_list(MapReader& w, const std::string& key, const std::vector<std::string>& valid, Parse parse,
+                    std::vector<T>& out) {
+  std::vector<std::string> names;
+  if (!w.read_list(key, names, false)) return;
+  out.clear();
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (auto v = parse(names[i])) {
+      out.push_back(*v);
+    } else {
+      std::string choices;
+      for (const auto& n : valid) choices += (choices.empty() ? "" : ", ") + n;
+      w.problem(w.node(key)[i], "sweep." + key + "[" + std::to_string(i) + "] = '" + names[i] +
+                                    "'. Violated constraint: one of " + choices);
+    }
+  }
 }
 
 void read_sweep(MapReader& top, Scenario& s) {
@@ -224,20 +252,10 @@ void read_sweep(MapReader& top, Scenario& s) {
     return;
   }
   MapReader w = top.child("sweep");
-  std::vector<std::string> names;
-  if (w.read_list("policies", names, false)) {
-    s.sweep.policies.clear();
-    for (size_t i = 0; i < names.size(); ++i) {
-      if (auto p = planner::parse_policy(names[i])) {
-        s.sweep.policies.push_back(*p);
-      } else {
-        std::string valid;
-        for (const auto& n : planner::policy_names()) valid += (valid.empty() ? "" : ", ") + n;
-        w.problem(w.node("policies")[i], "sweep.policies[" + std::to_string(i) + "] = '" + names[i] +
-                                             "'. Violated constraint: one of " + valid);
-      }
-    }
-  }
+  read_name_list(w, "policies", planner::policy_names(), planner::parse_policy, s.sweep.policies);
+  read_name_list(w, "packers", planner::packer_names(), planner::parse_packer, s.sweep.packers);
+  read_name_list(w, "pack_attentions", planner::pack_attention_names(), planner::parse_pack_attention,
+                 s.sweep.pack_attentions);
   w.read_list("micro_batches", s.sweep.micro_batches, false, 1, limits::kMaxRows);
   w.read_list("max_lengths", s.sweep.max_lengths, false, 1, limits::kMaxWidth);
   w.read_list("bucket_sizes", s.sweep.bucket_sizes, false, 1, kMaxSamples);

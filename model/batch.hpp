@@ -3,19 +3,33 @@
 // offers. The planner simulates runs through StepPredictor; the calibrated StepModel implements it.
 #include <compare>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace stepcast::model {
 
+// How the documents of a packed row meet in attention (docs/planner.md "Packing"):
+//   varlen      a kernel told the documents' cumulative offsets (flash / efficient varlen, FlexAttention's
+//               document mask): each document attends to itself only, Sigma L_i^2 work, no mask tensor
+//   block_mask  a 4-D block-diagonal causal mask through SDPA (transformers' sdpa with restarting
+//               position_ids): the masked kernel computes the full W x W, plus the mask path and its memory
+//   cross       no document mask: one causal W x W, and documents attend to each other (a correctness issue)
+enum class DocumentAttention : uint8_t { varlen, block_mask, cross };
+
 struct MicroBatch {
   std::vector<int64_t> rows;  // real (unpadded) tokens of each row
   int64_t width = 0;          // padded width: every row is right-padded to it; width >= max(rows)
-  // Packed rows (the planner's `pack` policy): each row concatenates several documents with a
-  // document (block-diagonal) mask. `documents` counts them; `sum_doc_len_sq` is the sum over all
-  // documents of length^2, the attention work of a kernel that honours document boundaries.
+  // Packed rows (the planner's `pack` and `padding-free` policies): each row concatenates several
+  // documents, positions restarting at each. `documents` counts them; `sum_doc_len_sq` is the sum over
+  // all documents of length^2, the attention work of a kernel that honours document boundaries.
+  // `document_lengths` views the documents' lengths, row after row (a row's documents add up to its
+  // tokens), in storage the schedule owns: no allocation per micro-batch. Empty: unknown (each row is
+  // then taken as one document).
   bool packed = false;
+  DocumentAttention attention = DocumentAttention::block_mask;
   int64_t documents = 0;
   double sum_doc_len_sq = 0;
+  std::span<const int32_t> document_lengths;
 
   int64_t num_rows() const { return static_cast<int64_t>(rows.size()); }
   int64_t real_tokens() const {

@@ -58,6 +58,17 @@ double tiled_pairs(const AttentionSpec& layer, int64_t width, ScoreWork work) {
   return attended_pairs(layer, round_to_tile(width), work);
 }
 
+double batch_pairs(const AttentionSpec& layer, const MicroBatch& batch, const LayerPlan& plan) {
+  double pairs = 0;
+  if (!plan.varlen) return static_cast<double>(batch.num_rows()) * tiled_pairs(layer, batch.width, plan.work);
+  if (batch.document_lengths.empty()) {
+    for (int64_t r : batch.rows) pairs += tiled_pairs(layer, r, plan.work);
+  } else {
+    for (int32_t l : batch.document_lengths) pairs += tiled_pairs(layer, l, plan.work);
+  }
+  return pairs;
+}
+
 FeatureMaker::FeatureMaker(const ModelShape& shape, const TierRules& tier, const GpuInfo& gpu, int64_t lora_rank)
     : tier_(tier), gpu_(gpu) {
   const int sm = tier.kernel_sm > 0 ? tier.kernel_sm : gpu.sm;
@@ -65,8 +76,13 @@ FeatureMaker::FeatureMaker(const ModelShape& shape, const TierRules& tier, const
     LayerType t;
     t.spec = g.spec;
     t.count = static_cast<int64_t>(g.indices.size());
-    for (int masked = 0; masked < 2; ++masked)
-      for (int wide = 0; wide < 2; ++wide) t.plan[masked][wide] = plan_layer(tier, g.spec, masked == 1, sm, wide == 1);
+    for (int path = 0; path < 3; ++path)
+      for (int wide = 0; wide < 2; ++wide) {
+        const bool bites = wide == 1;
+        t.plan[path][wide] = static_cast<AttentionPath>(path) == AttentionPath::varlen
+                                 ? plan_varlen_layer(tier, g.spec, sm, bites)
+                                 : plan_layer(tier, g.spec, path == 1, sm, bites);
+      }
     types_.push_back(t);
   }
   const auto flops = gemm_flops_per_token(shape);
@@ -94,20 +110,20 @@ StepFeatures FeatureMaker::step(const MicroBatch& batch) const {
   StepFeatures f;
   const double rows = static_cast<double>(batch.rows.size());
   const double tokens = rows * static_cast<double>(batch.width);
-  const bool masked = batch.packed || batch.has_padding();
+  const AttentionPath path = attention_path(batch);
   f.x[kFixed] = 1.0;
   f.x[kHost] = launches_k_;
   f.x[kGemm] = tokens * gemm_flops_per_token_ * gemm_passes_ / kTera;
   f.expert_tflop = tokens * expert_flops_per_token_ * gemm_passes_ / kTera;
   for (const LayerType& t : types_) {
-    const LayerPlan& plan = t.at(masked, batch.width);
-    const LayerPlan& plain = t.at(false, batch.width);
-    const double per_pair = 4.0 * static_cast<double>(t.spec.num_heads * t.spec.head_dim) * rows *
+    const LayerPlan& plan = t.at(path, batch.width);
+    const LayerPlan& plain = t.at(AttentionPath::plain, batch.width);
+    const double per_pair = 4.0 * static_cast<double>(t.spec.num_heads * t.spec.head_dim) *
                             static_cast<double>(t.count) * attention_passes_ / kTera;
-    const double work = per_pair * tiled_pairs(t.spec, batch.width, plan.work);
+    const double work = per_pair * batch_pairs(t.spec, batch, plan);
     f.x[plan.backend == Backend::math ? kAttentionMath : kAttention] += work;
-    if (masked && !plain.explicit_mask)
-      f.x[kMaskPath] += work - per_pair * tiled_pairs(t.spec, batch.width, plain.work);
+    if (plan.explicit_mask && !plain.explicit_mask)
+      f.x[kMaskPath] += work - per_pair * rows * tiled_pairs(t.spec, batch.width, plain.work);
   }
   if (num_experts_ > 0) {
     // Distinct experts hit per layer by T routed tokens under uniform routing: E*(1-(1-k/E)^T).
@@ -122,12 +138,12 @@ MemoryFeatures FeatureMaker::memory(const MicroBatch& batch) const {
   m.base_gib = weights_gib_ + lora_gib_;
   const double rows = static_cast<double>(batch.rows.size());
   const double w = static_cast<double>(batch.width);
-  const bool masked = batch.packed || batch.has_padding();
+  const AttentionPath path = attention_path(batch);
   m.y[kMemFixed] = 1.0;
   m.y[kMemToken] = rows * w * kKiB / kGiB;
   double masks = 0;  // one boolean mask per layer type that has an explicit mask (HF builds one per type)
   for (const LayerType& t : types_) {
-    const LayerPlan& plan = t.at(masked, batch.width);
+    const LayerPlan& plan = t.at(path, batch.width);
     if (plan.explicit_mask) masks += 1;
     if (plan.backend == Backend::math)
       m.y[kMemScore] += rows * static_cast<double>(t.spec.num_heads * t.count) * w * w / kGiB;

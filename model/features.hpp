@@ -180,10 +180,13 @@ class FeatureMaker {
   struct LayerType {
     AttentionSpec spec;
     int64_t count = 0;
-    // [padded or packed][window bites]: the harness's plan at the same width (window_needs_mask).
-    LayerPlan plan[2][2];
+    // [AttentionPath][window bites]: the harness's plan at the same width (window_needs_mask).
+    LayerPlan plan[3][2];
+    const LayerPlan& at(AttentionPath path, int64_t width) const {
+      return plan[static_cast<int>(path)][window_needs_mask(spec.window, width) ? 1 : 0];
+    }
     const LayerPlan& at(bool masked, int64_t width) const {
-      return plan[masked ? 1 : 0][window_needs_mask(spec.window, width) ? 1 : 0];
+      return at(masked ? AttentionPath::explicit_mask : AttentionPath::plain, width);
     }
   };
   const std::vector<LayerType>& layer_types() const { return types_; }
@@ -207,6 +210,10 @@ class FeatureMaker {
 
 // Pairs computed by a kernel for one row, width rounded up to the kernel's 128-row tile.
 double tiled_pairs(const AttentionSpec& layer, int64_t width, ScoreWork work);
+// Pairs computed for a whole micro-batch on one layer under `plan`: rows x tiled_pairs at the width, or,
+// for varlen, each document tiled on its own (sum of L_i^2, causal halves; each row is one document when
+// the batch carries no document lengths).
+double batch_pairs(const AttentionSpec& layer, const MicroBatch& batch, const LayerPlan& plan);
 int64_t round_to_tile(int64_t width);
 
 }  // namespace stepcast::model

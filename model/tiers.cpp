@@ -200,3 +200,46 @@ LayerPlan plan_layer_at(const TierRules& tier, const AttentionSpec& layer, bool 
 }
 
 }  // namespace stepcast::model
+
+namespace stepcast::model {
+
+AttentionPath attention_path(const MicroBatch& batch) {
+  if (batch.packed) {
+    switch (batch.attention) {
+      case DocumentAttention::varlen: return AttentionPath::varlen;
+      case DocumentAttention::block_mask: return AttentionPath::explicit_mask;
+      case DocumentAttention::cross: return AttentionPath::plain;
+    }
+  }
+  return batch.has_padding() ? AttentionPath::explicit_mask : AttentionPath::plain;
+}
+
+LayerPlan plan_varlen_layer(const TierRules& tier, const AttentionSpec& layer, int sm, bool window_bites) {
+  constexpr int64_t kFlashMaxHeadDim = 256;
+  const bool forced_math = !tier.auto_backend && tier.forced == Backend::math;
+  if (sm < 80 || forced_math) {
+    LayerPlan p = plan_layer(tier, layer, true, sm, window_bites);
+    p.backend = Backend::math;
+    p.work = ScoreWork::full_square;
+    return p;
+  }
+  const bool flash_fits = layer.head_dim <= kFlashMaxHeadDim;
+  const bool forced_efficient = !tier.auto_backend && tier.forced == Backend::efficient;
+  LayerPlan p;
+  p.backend = flash_fits && !forced_efficient ? Backend::flash : Backend::efficient;
+  const bool windowed = layer.window > 0 && window_bites;
+  if (p.backend == Backend::efficient && windowed) return plan_layer(tier, layer, true, sm, window_bites);
+  p.varlen = true;
+  p.expand_kv = tier.gqa == TierRules::Gqa::expand || p.backend == Backend::efficient;
+  p.work = windowed ? ScoreWork::causal_window : ScoreWork::causal;
+  return p;
+}
+
+LayerPlan plan_layer_at(const TierRules& tier, const AttentionSpec& layer, AttentionPath path, int sm,
+                        int64_t width) {
+  const bool window_bites = window_needs_mask(layer.window, width);
+  if (path == AttentionPath::varlen) return plan_varlen_layer(tier, layer, sm, window_bites);
+  return plan_layer(tier, layer, path == AttentionPath::explicit_mask, sm, window_bites);
+}
+
+}  // namespace stepcast::model

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 
+#include "model/batch.hpp"
 #include "model/counts.hpp"
 #include "model/gpus.hpp"
 #include "model/shape.hpp"
@@ -72,7 +73,16 @@ struct LayerPlan {
   bool explicit_mask = false;
   bool expand_kv = false;  // K/V repeated to the query heads (repeat_kv) instead of enable_gqa
   ScoreWork work = ScoreWork::causal;
+  // Documents given to the kernel by cumulative offsets (flash / efficient varlen): `work` applies to each
+  // document of the row, not to the row's width.
+  bool varlen = false;
 };
+
+// How a micro-batch reaches attention: no mask (is_causal), an explicit 4-D mask (padding, or packed
+// documents under a block mask), or documents by cumulative offsets (packed, varlen). Packed rows without a
+// document mask (cross) take is_causal: their right padding comes after every real token.
+enum class AttentionPath : uint8_t { plain, explicit_mask, varlen };
+AttentionPath attention_path(const MicroBatch& batch);
 
 // Whether a layer's window forces an explicit mask at this width. transformers' sdpa mask logic
 // (masking_utils._ignore_causal_mask_sdpa) skips the mask only while `kv_length < local_attention_size`:
@@ -93,6 +103,18 @@ LayerPlan plan_layer(const TierRules& tier, const AttentionSpec& layer, bool pad
                      bool window_bites);
 // The same at a width: what the harness runs and the cost model prices for one micro-batch.
 LayerPlan plan_layer_at(const TierRules& tier, const AttentionSpec& layer, bool padded_or_packed, int sm,
+                        int64_t width);
+
+// The plan of one layer for documents given by cumulative offsets (AttentionPath::varlen). The varlen entry
+// points are flash's (head_dim <= 256, sm80+, GQA native, sliding window honoured) and the CUTLASS efficient
+// kernel's (any head_dim up to 512, K/V expanded; no window argument, so a sliding layer whose window bites
+// takes the explicit block mask instead). Before sm80, or with the math backend forced, there is no varlen
+// kernel: math on the block-diagonal mask (W x W). A forced flash or efficient backend is honoured where it
+// can run; cuDNN has no varlen entry point here, so a forced cuDNN tier takes the rule's choice.
+LayerPlan plan_varlen_layer(const TierRules& tier, const AttentionSpec& layer, int sm, bool window_bites);
+// The plan of one layer for a micro-batch on its path, at its width: the one rule the harness runs and the
+// cost model prices.
+LayerPlan plan_layer_at(const TierRules& tier, const AttentionSpec& layer, AttentionPath path, int sm,
                         int64_t width);
 
 }  // namespace stepcast::model

@@ -10,8 +10,18 @@
 //                   lengths inside a micro-batch and pads more.
 //   bucket-to-pair  sort by length (stable), cut into micro-batches of R consecutive samples (rows of
 //                   equal or near-equal length), then shuffle the micro-batches to mix the run.
-//   pack            corpus order, next-fit: a sample goes into the current row of max_length tokens if it
-//                   fits, else it opens a new row; R rows per micro-batch; document-masked (MicroBatch.packed).
+//   padding-free    corpus order, R samples per micro-batch concatenated into ONE row (positions restart
+//                   at each sample: TRL's padding_free / DataCollatorWithFlattening); the row is as wide as
+//                   its samples, so there is no padding (but for pad_to_multiple_of).
+//   pack            rows of max_length tokens filled by a packer, R rows per micro-batch:
+//                     next-fit   corpus order: a sample goes into the current row if it fits, else opens one
+//                     ffd        first-fit-decreasing over the pass: longest first, each into the first row
+//                                with room (fewest rows; lengths grouped, so the run order is then shuffled)
+//                     multipack  corpus order, one optimizer step (R * accumulation rows) at a time: the
+//                                step's samples, longest first, each into the least-filled row with room
+//                                (balanced rows; what does not fit waits for the next step)
+// Packed rows (both policies) carry their documents' lengths; `pack_attention` says how documents meet
+// (model::DocumentAttention: varlen, block-mask or cross).
 //
 // Every policy first truncates each sample to max_length (a sample is truncated, never split), and
 // the last micro-batch of the run may hold fewer than R rows. Shuffles use `seed` (planner/random.hpp).
@@ -33,11 +43,22 @@
 
 namespace stepcast::planner {
 
-enum class Policy { fixed, pad_to_longest, sorted_buckets, bucket_to_pair, pack };
+enum class Policy { fixed, pad_to_longest, sorted_buckets, bucket_to_pair, pack, padding_free };
+enum class Packer { next_fit, ffd, multipack };
 
 std::string policy_name(Policy policy);
 std::optional<Policy> parse_policy(std::string_view name);
 const std::vector<std::string>& policy_names();
+inline bool packs(Policy policy) { return policy == Policy::pack || policy == Policy::padding_free; }
+
+std::string packer_name(Packer packer);
+std::optional<Packer> parse_packer(std::string_view name);
+const std::vector<std::string>& packer_names();
+
+// "varlen", "block-mask", "cross".
+std::string pack_attention_name(model::DocumentAttention attention);
+std::optional<model::DocumentAttention> parse_pack_attention(std::string_view name);
+const std::vector<std::string>& pack_attention_names();
 
 struct BatchingSpec {
   Policy policy = Policy::pad_to_longest;
@@ -46,6 +67,9 @@ struct BatchingSpec {
   int64_t bucket_size = 64;   // samples per bucket (sorted-buckets only)
   uint64_t seed = 0;          // for the shuffles
   int64_t pad_to_multiple_of = 1;  // tokens; the width is rounded up to a multiple of it (1: off)
+  Packer packer = Packer::next_fit;  // pack only
+  // pack and padding-free: block-mask is what transformers builds under sdpa from restarting positions.
+  model::DocumentAttention pack_attention = model::DocumentAttention::block_mask;
 };
 
 // The largest pad_to_multiple_of accepted: collators use 8-256 (tensor-core and kernel tiles); a
@@ -78,6 +102,7 @@ struct Truncation {
 // million samples cost a few vectors and no allocation per micro-batch.
 struct Schedule {
   bool packed = false;
+  model::DocumentAttention attention = model::DocumentAttention::block_mask;
   std::vector<int32_t> row_tokens;          // real tokens of each row (after truncation), batch after batch
   std::vector<int64_t> batch_row_begin;     // batch b owns rows [batch_row_begin[b], batch_row_begin[b+1])
   std::vector<int32_t> batch_width;         // padded width of each batch
@@ -85,6 +110,9 @@ struct Schedule {
   std::vector<int64_t> batch_sample_begin;  // batch b owns samples [batch_sample_begin[b], ...[b+1])
   std::vector<int32_t> batch_documents;     // packed only: documents in the batch
   std::vector<double> batch_sum_doc_len_sq; // packed only: sum of document length^2 in the batch
+  // packed only: each document's tokens after truncation, in sample_order's order (row after row), so
+  // batch b's documents are [batch_sample_begin[b], batch_sample_begin[b+1]).
+  std::vector<int32_t> document_tokens;
 
   int64_t samples = 0;
   int64_t real_tokens = 0;       // after truncation
@@ -100,6 +128,8 @@ struct Schedule {
   void fill(int64_t b, model::MicroBatch& out) const;
 };
 
-Schedule build_schedule(const Corpus& corpus, const BatchingSpec& spec);
+// `accumulation` (micro-batches per optimizer step) matters to multipack only, which balances the rows
+// of one optimizer step.
+Schedule build_schedule(const Corpus& corpus, const BatchingSpec& spec, int64_t accumulation = 1);
 
 }  // namespace stepcast::planner

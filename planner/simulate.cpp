@@ -98,7 +98,7 @@ PlanResult assemble(const Corpus& corpus, const Schedule& schedule, const Batchi
 
 PlanResult simulate(const Corpus& corpus, const BatchingSpec& batching, const RunSpec& run,
                     const model::StepPredictor& predictor) {
-  const Schedule schedule = build_schedule(corpus, batching);
+  const Schedule schedule = build_schedule(corpus, batching, run.accumulation);
   const BatchCosts costs = evaluate(schedule, predictor, run.memory_limit_gib());
   return assemble(corpus, schedule, batching, costs, run, resolve_optimizer_step(run.optimizer_step_s, predictor));
 }

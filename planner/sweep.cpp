@@ -41,13 +41,14 @@ namespace {
 bool keep_tokens_per_step(SweepConfig& c, int64_t rows_per_step, double tokens_per_step) {
   const BatchingSpec& b = c.batching;
   if (round_up_width(b.max_length, b.pad_to_multiple_of) > INT32_MAX) return false;
+  if (b.policy == Policy::padding_free && !batching_problems(b).empty()) return false;  // a row too wide
   if (b.policy == Policy::pack) {
     const double per_micro_batch = static_cast<double>(b.micro_batch * b.max_length);
     c.accumulation = std::max<int64_t>(1, std::llround(tokens_per_step / per_micro_batch));
     const double off = static_cast<double>(c.accumulation) * per_micro_batch / tokens_per_step - 1;
     return std::abs(off) <= kPackTolerance;
   }
-  if (rows_per_step % b.micro_batch != 0) return false;
+  if (rows_per_step % b.micro_batch != 0) return false;  // padding-free: R samples per micro-batch, as padded
   c.accumulation = rows_per_step / b.micro_batch;
   return true;
 }
@@ -65,11 +66,16 @@ int64_t capped_product(int64_t a, int64_t b) {
 
 int64_t sweep_size(const SweepSpec& spec) {
   const auto count = [](const std::vector<int64_t>& v) { return std::max<int64_t>(1, static_cast<int64_t>(v.size())); };
+  const auto count_of = [](const auto& v) { return std::max<int64_t>(1, static_cast<int64_t>(v.size())); };
   const int64_t per_policy =
       capped_product(capped_product(count(spec.micro_batches), count(spec.max_lengths)), count(spec.pad_to_multiples));
   int64_t total = 0;
   for (Policy policy : spec.policies) {
-    total += policy == Policy::sorted_buckets ? capped_product(per_policy, count(spec.bucket_sizes)) : per_policy;
+    int64_t n = per_policy;
+    if (policy == Policy::sorted_buckets) n = capped_product(n, count(spec.bucket_sizes));
+    if (policy == Policy::pack) n = capped_product(n, count_of(spec.packers));
+    if (packs(policy)) n = capped_product(n, count_of(spec.pack_attentions));
+    total += n;
     if (total > kMaxSweepConfigurations) return kMaxSweepConfigurations + 1;
   }
   return total;
@@ -90,17 +96,24 @@ std::vector<SweepConfig> sweep_configs(const Corpus& corpus, const BatchingSpec&
   for (Policy policy : spec.policies) {
     const auto buckets = policy == Policy::sorted_buckets ? or_default(spec.bucket_sizes, baseline.bucket_size)
                                                           : std::vector<int64_t>{baseline.bucket_size};
+    const auto packers = policy == Policy::pack && !spec.packers.empty() ? spec.packers
+                                                                         : std::vector<Packer>{baseline.packer};
+    const auto attentions = packs(policy) && !spec.pack_attentions.empty()
+                                ? spec.pack_attentions
+                                : std::vector<model::DocumentAttention>{baseline.pack_attention};
     for (int64_t rows : or_default(spec.micro_batches, baseline.micro_batch))
       for (int64_t max_length : or_default(spec.max_lengths, baseline.max_length))
         for (int64_t bucket : buckets)
-          for (int64_t multiple : multiples) {
-            SweepConfig c{BatchingSpec{policy, rows, max_length, bucket, baseline.seed, multiple}, 1};
-            if (keep_tokens_per_step(c, rows_per_step, tokens_per_step)) {
-              configs.push_back(c);
-            } else {
-              ++skipped;
-            }
-          }
+          for (int64_t multiple : multiples)
+            for (Packer packer : packers)
+              for (model::DocumentAttention attention : attentions) {
+                SweepConfig c{BatchingSpec{policy, rows, max_length, bucket, baseline.seed, multiple, packer, attention}, 1};
+                if (keep_tokens_per_step(c, rows_per_step, tokens_per_step)) {
+                  configs.push_back(c);
+                } else {
+                  ++skipped;
+                }
+              }
   }
   return configs;
 }
@@ -135,22 +148,26 @@ int64_t extra_truncated_tokens(const PlanResult& plan, int64_t baseline_truncate
 namespace {
 
 // Two plans are equivalent when their keys are equal and their wall clocks are the same_time. Packed rows
-// hold other samples than padded ones, so a packed plan is only ever equivalent to a packed one (e.g. a pad
-// multiple that divides max_length changes nothing).
+// hold other samples than padded ones, so a packed plan is only ever equivalent to one packed the same way
+// (policy, packer, attention: e.g. a pad multiple that divides max_length changes nothing).
 struct PlanKey {
-  bool packed;
+  int packing;  // 0: padded; else 1 + the policy, packer and attention mode
   int64_t micro_batch, accumulation, max_length, processed_tokens, distinct_shapes;
   bool operator==(const PlanKey&) const = default;
 };
 
 PlanKey plan_key(const PlanResult& p) {
-  return {p.batching.policy == Policy::pack, p.batching.micro_batch, p.accumulation, p.batching.max_length,
+  const BatchingSpec& b = p.batching;
+  const int packing = packs(b.policy) ? 1 + static_cast<int>(b.policy) * 16 + static_cast<int>(b.packer) * 4 +
+                                            static_cast<int>(b.pack_attention)
+                                      : 0;
+  return {packing, p.batching.micro_batch, p.accumulation, p.batching.max_length,
           p.processed_tokens, p.distinct_shapes};
 }
 
 struct PlanKeyHash {
   size_t operator()(const PlanKey& k) const {
-    size_t h = std::hash<bool>{}(k.packed);
+    size_t h = std::hash<int>{}(k.packing);
     for (int64_t v : {k.micro_batch, k.accumulation, k.max_length, k.processed_tokens, k.distinct_shapes})
       h = h * 1'000'003 ^ std::hash<int64_t>{}(v);  // a multiplier prime, as in CPython's tuple hash
     return h;

@@ -6,7 +6,8 @@
 // not change the optimisation: padded policies keep rows per optimizer step (R * accumulation) exactly,
 // and a micro-batch size that does not divide it is skipped; `pack` rows hold many samples, so its
 // accumulation is the one whose R * max_length tokens per step is closest to the baseline's real tokens
-// per step (at least 1), and it is skipped when that is still more than 25 % off.
+// per step (at least 1), and it is skipped when that is still more than 25 % off. `padding-free` puts
+// R samples in each micro-batch, so it keeps samples (and tokens) per optimizer step like a padded policy.
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -22,11 +23,15 @@ namespace stepcast::planner {
 struct SweepSpec {
   // Earlier policies win ties (rank_plans keeps the first of equivalent plans): simpler ones first.
   std::vector<Policy> policies{Policy::fixed, Policy::pad_to_longest, Policy::bucket_to_pair, Policy::sorted_buckets,
-                               Policy::pack};
+                               Policy::pack, Policy::padding_free};
   std::vector<int64_t> micro_batches;  // empty: the baseline's
   std::vector<int64_t> max_lengths;    // empty: the baseline's
   std::vector<int64_t> bucket_sizes;   // empty: the baseline's (sorted-buckets only)
   std::vector<int64_t> pad_to_multiples;  // empty: the baseline's (every policy)
+  std::vector<Packer> packers;            // empty: the baseline's (pack only)
+  // empty: the baseline's (pack and padding-free). The attention path is the training stack's (a kernel
+  // with document offsets or not), so the sweep only tries other modes when asked to.
+  std::vector<model::DocumentAttention> pack_attentions;
   int64_t top = 10;                    // recommendations kept
   int threads = 2;
 };

@@ -46,6 +46,12 @@ nlohmann::json one_plan_json(const planner::PlanResult& p, const PlanOutput& o) 
                    {"truncated_samples", p.truncated.samples},
                    {"truncated_tokens", p.truncated.tokens},
                    {"extra_truncated_tokens", planner::extra_truncated_tokens(p, baseline.truncated.tokens)}};
+  j["samples_per_step"] = samples_per_step(p);
+  j["packer"] = nullptr;
+  j["pack_attention"] = nullptr;
+  if (p.batching.policy == planner::Policy::pack) j["packer"] = planner::packer_name(p.batching.packer);
+  if (planner::packs(p.batching.policy)) j["pack_attention"] = planner::pack_attention_name(p.batching.pack_attention);
+  j["documents_attend_each_other"] = documents_attend_each_other(p);
   if (o.corpus->has_kept()) {
     j["kept_tokens"] = p.kept_tokens;
     j["truncated_kept_tokens"] = p.truncated.kept_tokens;

@@ -82,12 +82,35 @@ std::string plan_label(const planner::PlanResult& p) {
                       std::to_string(p.accumulation) + " L" + std::to_string(p.batching.max_length);
   if (p.batching.policy == planner::Policy::sorted_buckets) label += " k" + std::to_string(p.batching.bucket_size);
   if (p.batching.pad_to_multiple_of > 1) label += " m" + std::to_string(p.batching.pad_to_multiple_of);
+  if (p.batching.policy == planner::Policy::pack) label += " " + planner::packer_name(p.batching.packer);
+  if (planner::packs(p.batching.policy)) label += " " + planner::pack_attention_name(p.batching.pack_attention);
   return label;
 }
 
 std::string plan_label_legend() {
-  return "R2x8: 2 rows per micro-batch x 8 micro-batches per optimizer step; L16384: max_length (longer samples "
-         "are truncated); k64: bucket size (sorted-buckets); m8: every width padded up to a multiple of 8 tokens";
+  return "R2x8: 2 rows per micro-batch x 8 micro-batches per optimizer step (padding-free: 2 samples in one row); "
+         "L16384: max_length (longer samples are truncated); k64: bucket size (sorted-buckets); m8: every width "
+         "padded up to a multiple of 8 tokens; packed plans end with their packer (next-fit, ffd, multipack) and "
+         "attention mode (varlen, block-mask, cross)";
+}
+
+double samples_per_step(const planner::PlanResult& p) {
+  return p.steps > 0 ? static_cast<double>(p.samples * p.epochs) / static_cast<double>(p.steps) : 0.0;
+}
+
+bool documents_attend_each_other(const planner::PlanResult& p) {
+  return planner::packs(p.batching.policy) && p.batching.pack_attention == model::DocumentAttention::cross;
+}
+
+std::string packing_note(const planner::PlanResult& p, const planner::PlanResult& baseline) {
+  if (!planner::packs(p.batching.policy)) return "";
+  std::string note = plan_label(p) + ": " + fixed(samples_per_step(p), 1) + " samples and " +
+                     with_commas(p.tokens_per_step) + " tokens per optimizer step (baseline " +
+                     fixed(samples_per_step(baseline), 1) + " and " + with_commas(baseline.tokens_per_step) + ")";
+  if (documents_attend_each_other(p))
+    note += "; WARNING: no document mask, so the documents of a row attend to each other (a correctness "
+            "problem, not a speed-up: use varlen or block-mask)";
+  return note;
 }
 
 std::string optimizer_source_text(const planner::PlanResult& p, const std::string& given_by) {

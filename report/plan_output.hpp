@@ -54,9 +54,17 @@ std::string group_title(const planner::PlanResult& plan, const planner::PlanResu
 std::string group_key(const planner::PlanResult& plan, const planner::PlanResult& baseline);  // for scripts
 
 // "pad-to-longest R2x8 L16384 m8": policy, rows per micro-batch x accumulation, max_length, bucket size (k),
-// pad multiple (m). plan_label_legend() says so in words.
+// pad multiple (m), and for packed plans the packer (pack) and the attention mode ("pack R2x4 L8192 ffd
+// varlen"). plan_label_legend() says so in words.
 std::string plan_label(const planner::PlanResult& p);
 std::string plan_label_legend();
+
+// Mean samples per optimizer step over the run (packing changes it while keeping tokens per step close).
+double samples_per_step(const planner::PlanResult& p);
+// True for packed rows without a document mask (pack_attention cross): documents attend to each other.
+bool documents_attend_each_other(const planner::PlanResult& p);
+// The warning and the per-step change of a packed plan against the baseline, in words ("" when not packed).
+std::string packing_note(const planner::PlanResult& p, const planner::PlanResult& baseline);
 
 // Where a plan's optimizer step came from, in words and as a key ("predictor", "scenario" or "flag").
 std::string optimizer_source_text(const planner::PlanResult& p, const std::string& given_by);

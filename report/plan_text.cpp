@@ -89,6 +89,18 @@ void print_table(std::ostream& out, const PlanOutput& o) {
   }
 }
 
+// One line per packed plan shown: samples and tokens per optimizer step against the baseline's, and the
+// warning when documents attend to each other.
+void print_packing_notes(std::ostream& out, const PlanOutput& o) {
+  const auto& r = o.result;
+  const std::string base = packing_note(r.baseline, r.baseline);
+  if (!base.empty()) out << "packing: baseline " << base << "\n";
+  for (size_t i = 0; i < r.recommendations.size(); ++i) {
+    const std::string note = packing_note(r.recommendations[i], r.baseline);
+    if (!note.empty()) out << "packing: " << i + 1 << ". " << note << "\n";
+  }
+}
+
 }  // namespace
 
 void print_plan_text(std::ostream& out, const PlanOutput& o) {
@@ -107,6 +119,7 @@ void print_plan_text(std::ostream& out, const PlanOutput& o) {
     out << "ranked: " << planner::ranking_rule() << "\n";
   }
   print_table(out, o);
+  print_packing_notes(out, o);
   out << "labels: " << plan_label_legend() << "; fits: yes, OOM (out of memory) or late (misses the window)\n";
 }
 

@@ -122,6 +122,9 @@ TEST_CASE("run probe refuses packed rows and 1-token samples and bad knobs all a
     CHECK(e.problems()[0].find("pack") != std::string::npos);
     CHECK(e.problems()[2].find("2 sample(s)") != std::string::npos);
   }
+  // padding-free rows are packed too: refused, not run as padded rows.
+  c.lengths = {5, 5};
+  CHECK_THROWS_AS(h::check_run(c, options("", p::Policy::padding_free)), stepcast::InputError);
 }
 
 TEST_CASE("the synthetic fine-tuning mix has a median near 700 tokens and a tail to max_length", "[harness][run]") {

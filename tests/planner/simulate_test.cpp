@@ -140,9 +140,10 @@ TEST_CASE("the sweep keeps rows per optimizer step and ranks feasible plans", "[
   spec.top = 100;
   int64_t skipped = 0;
   const auto configs = sweep_configs(c, baseline, run, spec, skipped);
-  // 3 micro-batch sizes divide 16 rows per step, x 2 lengths (x 2 buckets for sorted-buckets)
-  CHECK(configs.size() - count_pack(configs) == 6 + 6 + 12 + 6);
-  CHECK(skipped - (8 - count_pack(configs)) == 2 + 2 + 4 + 2);  // R = 3; pack is skipped when > 25 % off
+  // 3 micro-batch sizes divide 16 rows per step, x 2 lengths (x 2 buckets for sorted-buckets); padding-free
+  // keeps samples per step as the padded policies keep rows
+  CHECK(configs.size() - count_pack(configs) == 6 + 6 + 12 + 6 + 6);
+  CHECK(skipped - (8 - count_pack(configs)) == 2 + 2 + 4 + 2 + 2);  // R = 3; pack is skipped when > 25 % off
   for (const auto& cfg : configs)
     if (cfg.batching.policy != Policy::pack) CHECK(cfg.batching.micro_batch * cfg.accumulation == 16);
   // peak = 0.001 GiB per processed token: 4 x 4096 = 16.4 GiB > 16 GiB limit for some plans
