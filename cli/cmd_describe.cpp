@@ -14,6 +14,7 @@
 #include "io/model_config.hpp"
 #include "model/counts.hpp"
 #include "model/errors.hpp"
+#include "model/memory.hpp"
 #include "model/modules.hpp"
 
 namespace stepcast::cli {
@@ -28,6 +29,7 @@ struct DescribeOptions {
   std::string model;
   std::vector<std::string> lora_targets;  // empty: the shape's own (model::default_lora_targets(shape))
   int64_t lora_rank = 16;
+  bool full = false;  // full fine-tuning: the memory estimate trains every parameter
   int64_t width = 4096;
   Format format = Format::text;
 };
@@ -106,6 +108,16 @@ nlohmann::json describe_json(const model::ModelShape& shape, const DescribeOptio
                        model::attention_score_flops(g.spec, o.width, model::ScoreWork::full_square) / w}});
   }
   j["layers"] = layers;
+  // One row of `width` tokens, from the architecture (model/memory.hpp, docs/families.md).
+  model::TrainingSetup setup;
+  setup.lora_rank = o.full ? 0 : o.lora_rank;
+  setup.lora_targets = o.lora_targets;
+  setup.full = o.full;
+  const model::MemoryTable memory = model::architecture_memory(shape, setup, 1, o.width);
+  nlohmann::json items = nlohmann::json::object();
+  for (const auto& item : memory.items) items[item.name] = item.bytes;
+  j["architecture_memory"] = {{"rows", 1}, {"width", o.width}, {"full", o.full}, {"items_bytes", items},
+                              {"total_gib", memory.total_gib()}};
   return j;
 }
 
@@ -153,6 +165,12 @@ void print_text(const nlohmann::json& j, std::ostream& out) {
       << " G, shared experts " << fixed(f["shared_experts"].get<double>() / 1e9, 3)
       << " G, router " << fixed(f["router"].get<double>() / 1e9, 3) << " G, LM head "
       << fixed(f["lm_head"].get<double>() / 1e9, 3) << " G\n";
+  const auto& mem = j["architecture_memory"];
+  out << "  peak memory  " << fixed(mem["total_gib"].get<double>(), 2) << " GiB for 1 x " << j["attention_width"]
+      << (mem["full"].get<bool>() ? " (full fine-tuning)" : " (LoRA)") << ", from the architecture:";
+  for (const auto& [name, bytes] : mem["items_bytes"].items())
+    out << " " << name << " " << fixed(bytes.get<double>() / (1024.0 * 1024 * 1024), 2);
+  out << "\n";
   out << "  attention-score FLOPs per token at width " << j["attention_width"] << " (forward, all layers of a type):\n";
   for (const auto& l : j["layers"]) {
     const double n = l["count"].get<double>();
@@ -209,7 +227,8 @@ void add_describe_command(CLI::App& app) {
   cmd->add_option("--lora-rank", opts->lora_rank, "LoRA rank r (each wrapped module gains r*(in+out) parameters)")
       ->check(CLI::Range(int64_t{1}, limits::kMaxLoraRank))
       ->default_str("16");
-  cmd->add_option("--width", opts->width, "Width (tokens per row) at which to show attention-score FLOPs")
+  cmd->add_flag("--full", opts->full, "Full fine-tuning in the memory estimate: gradients and AdamW states of every parameter");
+  cmd->add_option("--width", opts->width, "Width (tokens per row) at which to show attention-score FLOPs and peak memory")
       ->check(CLI::Range(int64_t{1}, limits::kMaxWidth))
       ->default_str("4096");
   add_format_option(cmd, opts->format, true);

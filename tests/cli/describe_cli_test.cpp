@@ -1,6 +1,8 @@
 // The real executable on the shipped models: output and exit codes as a user sees them.
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+
 #include "catch.hpp"
 #include "cli_runner.hpp"
 #include "temp_file.hpp"
@@ -83,4 +85,22 @@ TEST_CASE("describe shows MLA, shared experts and the MTP layers of DeepSeek-V3"
   CHECK(j["layers"][0]["v_head_dim"] == 128);
   CHECK(j["moe"]["shared_intermediate_size"] == 2048);
   CHECK(j["gemm_flops_per_token"]["latent_proj"].get<double>() > 0);
+}
+
+TEST_CASE("describe estimates the peak from the architecture, LoRA or --full", "[cli][describe][memory]") {
+  const auto lora = run_cli("describe --model mixtral-8x7b --width 8192 --format json");
+  const auto full = run_cli("describe --model mixtral-8x7b --width 8192 --full --format json");
+  REQUIRE(lora.exit_code == 0);
+  REQUIRE(full.exit_code == 0);
+  const auto a = nlohmann::json::parse(lora.out)["architecture_memory"];
+  const auto b = nlohmann::json::parse(full.out)["architecture_memory"];
+  const int64_t weights = 2 * 46'702'792'704LL;
+  CHECK(a["items_bytes"]["weights"] == weights);
+  // Mixtral's 32000-token vocabulary: 16.05 bytes per logit of 8192 tokens; 32 layers x 4096 x 2 bytes saved.
+  CHECK(a["items_bytes"]["logits_and_loss"] == std::llround(8192 * 32000 * 16.05));
+  CHECK(a["items_bytes"]["saved_layer_inputs"] == 8192LL * 32 * 4096 * 2);
+  CHECK(b["items_bytes"]["gradients_and_adamw_states"] == 3 * weights);
+  CHECK(b["total_gib"].get<double>() > a["total_gib"].get<double>() + 250);
+  const auto text = run_cli("describe --model phi-4 --width 2048");
+  CHECK_THAT(text.out, Contains("peak memory"));
 }
