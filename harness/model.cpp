@@ -328,9 +328,24 @@ struct Model::Impl {
     else cannot_build(m);
   }
 
+  // What `describe` reads but the harness cannot run yet: another block wiring, fused or latent projections,
+  // shared experts. Refused by name before anything is allocated (docs/families.md has the checklist).
+  void refuse_unbuilt() const {
+    std::string why;
+    if (family.block != model::BlockLayout::pre_norm && family.block != model::BlockLayout::gemma4_sandwich)
+      why = "its block wiring";
+    else if (!family.names.fused_qkv.empty() || !family.names.fused_gate_up.empty()) why = "fused projections";
+    else if (!shape.layers.empty() && shape.layers.front().mla()) why = "multi-head latent attention";
+    else if (shape.moe.shared_intermediate_size > 0) why = "shared experts";
+    if (!why.empty())
+      throw InputError("harness: family '" + family.name + "' is described but not built yet (" + why +
+                       "). Violated constraint: a family the harness builds (docs/families.md)");
+  }
+
   // One walk over the parameter table that `describe` counts (model::expand_modules), in its order, so the
   // seeded initialisation draws in the order it always has and every tensor has the counted name and shape.
   void build() {
+    refuse_unbuilt();
     layers.resize(static_cast<size_t>(shape.num_layers()));
     for (int64_t i = 0; i < shape.num_layers(); ++i) layers[static_cast<size_t>(i)].attn.spec = shape.layers[static_cast<size_t>(i)];
     for (const model::Module& m : model::expand_modules(shape)) {
@@ -423,8 +438,15 @@ struct Model::Impl {
   }
 
   // transformers' Gemma4TextRouter: scale-free RMSNorm, x scale x hidden^-0.5, projection, softmax, top-k,
-  // renormalise, x per-expert scale.
+  // renormalise, x per-expert scale. Qwen3-MoE / Mixtral (Qwen3MoeSparseMoeBlock, MixtralSparseMoeBlock): the
+  // projection of the layer's input, softmax in fp32, top-k, renormalised where norm_topk_prob says so.
   std::pair<Tensor, Tensor> route(const MoeBlock& m, const Tensor& flat) const {
+    if (!family.router_scales) {
+      Tensor probs = torch::softmax(at::linear(flat, m.router_proj).to(torch::kFloat), -1);
+      auto [weights, index] = probs.topk(shape.moe.top_k, -1);
+      if (shape.moe.norm_topk_prob) weights = weights / weights.sum(-1, true);
+      return {weights.to(flat.scalar_type()), index};
+    }
     Tensor h = rms_norm(flat, Tensor(), shape.rms_norm_eps);
     if (m.router_scale.defined()) h = h * m.router_scale * std::pow(static_cast<double>(shape.hidden_size), -0.5);
     Tensor probs = torch::softmax(at::linear(h, m.router_proj), -1);
@@ -481,17 +503,27 @@ struct Model::Impl {
 
   Tensor layer_forward(const Layer& l, const Tensor& x, StepContext& c, const Tier& tier) {
     switch (family.block) {
-      case model::BlockLayout::pre_norm: return pre_norm_layer(l, x, c);
+      case model::BlockLayout::pre_norm: return pre_norm_layer(l, x, c, tier);
       case model::BlockLayout::gemma4_sandwich: return gemma4_layer(l, x, c, tier);
+      case model::BlockLayout::sandwich:
+      case model::BlockLayout::post_norm:
+      case model::BlockLayout::parallel_residual: break;  // refused when built (refuse_unbuilt)
     }
     return x;
   }
 
-  // Llama: x + attn(norm(x)), then h + mlp(norm(h)).
-  Tensor pre_norm_layer(const Layer& l, const Tensor& x, StepContext& c) {
+  // Llama: x + attn(norm(x)), then h + mlp(norm(h)); on a layer with experts (Qwen3-MoE, Mixtral) the
+  // routed experts take the MLP's place.
+  Tensor pre_norm_layer(const Layer& l, const Tensor& x, StepContext& c, const Tier& tier) {
     const double eps = shape.rms_norm_eps;
     Tensor h = x + attention(l.attn, rms_norm(x, l.norm("input_layernorm"), eps), c);
-    return h + dense_mlp(l, rms_norm(h, l.norm("post_attention_layernorm"), eps), c.training);
+    Tensor normed = rms_norm(h, l.norm("post_attention_layernorm"), eps);
+    if (!l.has_moe) return h + dense_mlp(l, normed, c.training);
+    Tensor flat = normed.reshape({-1, shape.hidden_size});
+    auto [weights, index] = route(l.moe, flat);
+    Tensor y = tier.experts == model::ExpertImpl::grouped ? experts_grouped(l.moe, flat, weights, index)
+                                                          : experts_loop(l.moe, flat, weights, index);
+    return h + y.reshape(h.sizes());
   }
 
   // transformers' Gemma4TextDecoderLayer.forward, norm for norm.

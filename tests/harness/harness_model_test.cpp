@@ -89,6 +89,21 @@ TEST_CASE("full Gemma-4 26B-A4B on the meta device: 25,233,141,760 parameters an
   CHECK(static_cast<int64_t>(m.named_parameters().size()) == stepcast::model::count_params(shape).tensors);
 }
 
+TEST_CASE("families described but not built yet are refused by name, before any allocation", "[harness][family]") {
+  struct Case {
+    std::string model;
+    std::string why;
+  };
+  auto c = GENERATE(values<Case>({{"phi-4", "fused projections"},
+                                  {"deepseek-v2-lite", "multi-head latent attention"},
+                                  {"qwen1.5-moe-a2.7b", "shared experts"},
+                                  {"olmo-2-7b", "its block wiring"}}));
+  const auto shape = stepcast::io::load_model_config(std::string(STEPCAST_SCENARIOS) + "/models/" + c.model + ".json");
+  h::BuildOptions o;
+  o.device = torch::Device(torch::kMeta);
+  CHECK_THROWS_WITH(h::Model(shape, o), Catch::Matchers::Contains("is described but not built yet (" + c.why + ")"));
+}
+
 TEST_CASE("the LoRA adapter is inert at initialisation (B = 0)", "[harness][lora]") {
   const auto shape = tiny("tiny-gemma4");
   h::Model m(shape, cpu_fp32());
@@ -152,6 +167,27 @@ TEST_CASE("a tiny Llama trains a step and the loss is near ln(vocab)", "[harness
   const double loss = m.step(b, h::parse_tier("sdpa-auto/loop")).item<double>();
   CHECK(loss == Approx(std::log(128.0)).epsilon(0.05));  // random weights, std 0.02: near-uniform logits
   CHECK(b.kept_tokens == 30);
+}
+
+TEST_CASE("tiny Qwen3-MoE and Mixtral: describe's count, and a step that trains through the routed experts",
+          "[harness][moe][family]") {
+  for (const std::string name : {"tiny-qwen3-moe", "tiny-mixtral"}) {
+    CAPTURE(name);
+    const auto shape = tiny(name);
+    h::Model m(shape, cpu_fp32());
+    CHECK(m.parameter_count() == stepcast::model::count_params(shape).total);
+    CHECK(static_cast<int64_t>(m.named_parameters().size()) == stepcast::model::count_params(shape).tensors);
+    // The routed experts are stacked tensors, not nn.Linear: LoRA wraps attention (and Qwen3-MoE's dense
+    // layer 1) only, as peft does.
+    CHECK(m.lora_modules() == stepcast::model::plan_lora(shape, stepcast::model::default_lora_targets(), 4).modules);
+    const h::Batch b = h::make_batch({16, 11}, 16, shape.vocab_size, 5, torch::kCPU);
+    const double loss = m.step(b, h::parse_tier("sdpa-auto/loop")).item<double>();
+    CHECK(loss == Approx(std::log(64.0)).epsilon(0.05));  // random weights: near-uniform logits
+    double grad = 0;
+    for (const auto& t : m.adapter_parameters())
+      if (t.grad().defined()) grad += t.grad().abs().sum().item<double>();
+    CHECK(grad > 0);
+  }
 }
 
 TEST_CASE("grouped experts need LibTorch >= 2.9: a clear error on older ones", "[harness][tier]") {
