@@ -36,6 +36,25 @@ void read_sources(MapReader& entry, const std::vector<std::string>& figures) {
   sources.finish();
 }
 
+// NVLink and PCIe: a generation and a per-direction bandwidth each, both or neither (model/parallel.hpp).
+void read_interconnect(MapReader& entry, model::Interconnect& ic, std::vector<std::string>& figures) {
+  const auto link = [&](const std::string& prefix, int& generation, double& gbps) {
+    const std::string gen_key = prefix + "_generation", gbps_key = prefix + "_gbps";
+    if (entry.has(gen_key) != entry.has(gbps_key)) {
+      entry.problem(gen_key + " and " + gbps_key + " go together. Violated constraint: both or neither");
+      return;
+    }
+    if (!entry.has(gen_key)) return;
+    int64_t gen = 0;
+    entry.read(gen_key, gen, false, 1, 9);
+    entry.read(gbps_key, gbps, false, 0.0);
+    generation = static_cast<int>(gen);
+    figures.push_back(gbps_key);
+  };
+  link("nvlink", ic.nvlink_generation, ic.nvlink_gbps);
+  link("pcie", ic.pcie_generation, ic.pcie_gbps);
+}
+
 model::GpuSpec read_entry(MapReader& entry) {
   model::GpuSpec g;
   entry.read("name", g.name, true);
@@ -59,6 +78,7 @@ model::GpuSpec read_entry(MapReader& entry) {
     entry.read("usable_memory_gib", g.capacity_gib, false, 0.0);
     figures.push_back("usable_memory_gib");
   }
+  read_interconnect(entry, g.interconnect, figures);
   read_sources(entry, figures);
   entry.finish();
   if (g.sm < 0) g.sm = 0;
@@ -111,7 +131,9 @@ std::string gpu_table_initialiser(const std::vector<model::GpuSpec>& table) {
   for (const auto& g : table) {
     out << "    {" << quoted(g.name) << ", {";
     for (size_t i = 0; i < g.aliases.size(); ++i) out << (i ? ", " : "") << quoted(g.aliases[i]);
-    out << "}, " << quoted(g.vendor) << ", " << g.sm << ", " << g.capacity_gib << "},\n";
+    out << "}, " << quoted(g.vendor) << ", " << g.sm << ", " << g.capacity_gib << ", {"
+        << g.interconnect.nvlink_generation << ", " << g.interconnect.nvlink_gbps << ", "
+        << g.interconnect.pcie_generation << ", " << g.interconnect.pcie_gbps << "}},\n";
   }
   return out.str();
 }
