@@ -6,12 +6,14 @@
 #include <nlohmann/json.hpp>
 
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "planner/corpus.hpp"
 #include "planner/sweep.hpp"
 #include "report/csv.hpp"
+#include "report/plan_parallel.hpp"
 #include "report/json_output.hpp"
 
 namespace stepcast::report {
@@ -29,6 +31,7 @@ struct PlanOutput {
   std::string predictor;               // what predicts a micro-batch, in words
   planner::SweepResult result;
   double elapsed_s = 0;                // the sweep's own time
+  std::optional<ParallelOutput> parallel;  // several GPUs (scenario `parallel` or --gpus); absent: one GPU
 };
 
 // The first line of every form: "DOES NOT FIT: ..." or "FITS: ...".
