@@ -11,7 +11,8 @@ namespace {
 
 constexpr double kGB = 1e9;
 
-// The hidden and the exposed seconds of `total_s` of communication running beside `compute_s` of compute.
+// `total_s` of communication of which `exposed_s` is on the critical path: the rest is hidden behind compute,
+// which it slows by `slowdown` of those hidden seconds.
 CommCost overlapped(double total_s, double exposed_s, double slowdown) {
   const double hidden = std::max(0.0, total_s - exposed_s);
   return {total_s, exposed_s, slowdown * hidden};

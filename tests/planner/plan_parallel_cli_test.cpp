@@ -2,10 +2,12 @@
 // `parallel` block with its straggler time, the sweep over N, and the refusals.
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <set>
 
 #include "catch.hpp"
 #include "cli_runner.hpp"
+#include "temp_file.hpp"
 
 using stepcast::testing::run_cli;
 using Catch::Matchers::Contains;
@@ -48,8 +50,11 @@ TEST_CASE("plan --gpus sweeps N x strategies x samplers, ranked two ways", "[pla
   std::set<std::string> strategies;
   for (const auto& plan : by_wall) strategies.insert(plan["strategy"].get<std::string>());
   CHECK(strategies == std::set<std::string>{"ddp", "fsdp", "ep"});  // Gemma-4 26B-A4B has routed experts
-  const auto text = run_cli("plan " + kH200 + " --gpus 2");
+  stepcast::testing::TempFile html("", ".html");
+  std::filesystem::remove(html.path());
+  const auto text = run_cli("plan " + kH200 + " --gpus 2 --report " + html.path());
   CHECK_THAT(text.out, Contains("straggler") && Contains("by GPU-hours"));
+  CHECK_THAT(stepcast::testing::slurp(html.path()), Contains("On 2 GPUs (ddp x2 distributed)") && Contains("straggler"));
 }
 
 TEST_CASE("plan: several GPUs refused without a model, a --gpus, or experts", "[planner][cli][parallel]") {
