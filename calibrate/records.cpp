@@ -21,7 +21,8 @@ namespace {
 
 const std::set<std::string>& known_keys() {
   static const std::set<std::string> keys{"model", "gpu",         "tier", "rows",       "width",
-                                          "step_s", "peak_gib",   "kept_tokens", "oom", "peak_valid"};
+                                          "step_s", "peak_gib",   "kept_tokens", "oom", "peak_valid",
+                                          "rank",  "world_size"};
   return keys;
 }
 
@@ -142,6 +143,8 @@ nlohmann::json to_json(const Record& r) {
   if (r.kept_tokens) j["kept_tokens"] = *r.kept_tokens;
   if (r.oom) j["oom"] = true;
   if (!r.peak_valid) j["peak_valid"] = false;
+  if (r.rank) j["rank"] = *r.rank;
+  if (r.world_size) j["world_size"] = *r.world_size;
   for (const auto& [key, value] : r.extra.items())
     if (known_keys().count(key) == 0) j[key] = value;
   return j;
@@ -167,6 +170,12 @@ std::optional<Record> record_from_json(const nlohmann::json& object, const std::
   f.read_number("step_s", r.step_s, !r.oom, limits::kMinStepSeconds, true, limits::kMaxSeconds);
   f.read_number("peak_gib", r.peak_gib, false, 0, false, limits::kMaxGiB);
   f.read_number("kept_tokens", r.kept_tokens, false, 0, true, static_cast<double>(limits::kMaxTokensPerBatch));
+  f.read_number("world_size", r.world_size, false, 1, true, 1e6);
+  f.read_number("rank", r.rank, r.world_size.has_value(), 0, true, 1e6);
+  if (r.rank && !r.world_size) f.problem("rank", "rank without world_size. Violated constraint: both or neither");
+  if (r.rank && r.world_size && *r.rank >= *r.world_size)
+    f.problem("rank", "rank = " + std::to_string(*r.rank) + " of world_size " + std::to_string(*r.world_size) +
+                          ". Violated constraint: rank < world_size");
   if (width && !r.rows.empty() && limits::checked_mul(*width, static_cast<int64_t>(r.rows.size())).value_or(INT64_MAX) >
                                        limits::kMaxTokensPerBatch)
     f.problem("width", "rows x width = " + std::to_string(r.rows.size()) + " x " + std::to_string(*width) +

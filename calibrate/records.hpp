@@ -25,6 +25,9 @@ struct Record {
   std::optional<int64_t> kept_tokens;    // tokens that count in the loss
   bool oom = false;                      // ran out of memory: a constraint, peak >= capacity
   bool peak_valid = true;                // false: the peak is known to be contaminated
+  // Several processes (stepcast measure --nproc N): which rank measured it, of how many; both or neither.
+  std::optional<int64_t> rank;
+  std::optional<int64_t> world_size;
   // Fields a writer added that the record contract does not name; kept and written back unchanged.
   nlohmann::json extra = nlohmann::json::object();
   // Where the record came from: its file (as given to read_records) and 1-based line; 0 when built in code.

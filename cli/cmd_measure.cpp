@@ -8,6 +8,9 @@
 #include <utility>
 
 #include "cli/app.hpp"
+#include "cli/measure_ranks.hpp"
+#include "harness/distributed.hpp"
+#include "planner/distributed.hpp"
 #include "report/json_output.hpp"
 #include "io/atomic_file.hpp"
 #include "io/corpus_io.hpp"
@@ -61,6 +64,11 @@ struct MeasureOptions {
   int64_t pad_to_multiple_of = 1;
   int64_t shuffle_seed = -1;   // -1: the synthetic SEED, or 0 with a corpus file
   std::string run_id;
+  // Several processes (the run probe only): N ranks over c10d, this process's rank once launched.
+  int nproc = 1;
+  std::string strategy = "ddp";
+  int rank = -1;               // set by the launcher (cli/measure_ranks.hpp), never by people
+  std::string rendezvous;      // the launcher's FileStore path
 };
 
 std::vector<harness::Shape> parse_shapes(const MeasureOptions& o) {
@@ -105,6 +113,7 @@ void check_lora(const model::ModelShape& shape, const MeasureOptions& o) {
 harness::BuildOptions build_options(const MeasureOptions& o) {
   harness::BuildOptions build;
   build.device = pick_device(o.device);
+  if (build.device.is_cuda() && o.rank > 0) build.device = torch::Device(torch::kCUDA, static_cast<int8_t>(o.rank));  // a GPU per rank
   build.dtype = o.dtype == "float32" ? torch::kFloat : torch::kBFloat16;
   build.lora.rank = o.lora_rank;
   build.lora.alpha = o.lora_alpha;
@@ -177,8 +186,26 @@ std::pair<harness::RunOptions, planner::Corpus> run_setup(const MeasureOptions& 
   return {r, corpus};
 }
 
+// One rank of `--nproc N`: its DistributedSampler shard of the corpus (planner/distributed.hpp), DDP's gradient
+// all-reduce before every optimizer step, and its rank in every record and in the run id.
+std::unique_ptr<harness::ProcessGroupHandle> join_ranks(const MeasureOptions& o, harness::RunOptions& run,
+                                                        planner::Corpus& corpus) {
+  auto group = std::make_unique<harness::ProcessGroupHandle>(
+      harness::DistributedOptions{o.rank, o.nproc, o.rendezvous, "gloo"});
+  corpus = planner::shard_corpus(corpus, planner::distributed_shards(corpus.size(), o.nproc, run.batching.seed)[
+                                             static_cast<size_t>(o.rank)]);
+  run.id = harness::run_id(run) + "/rank-" + std::to_string(o.rank) + "-of-" + std::to_string(o.nproc);
+  run.rank = o.rank;
+  run.world_size = o.nproc;
+  harness::ProcessGroupHandle* g = group.get();
+  run.before_optimizer_step = [g](const std::vector<torch::Tensor>& params) { g->all_reduce_mean(params); };
+  return group;
+}
+
 void run_one_run(const MeasureOptions& o, const model::ModelShape& shape) {
-  const auto [run, corpus] = run_setup(o, shape);
+  auto [run, corpus] = run_setup(o, shape);
+  std::unique_ptr<harness::ProcessGroupHandle> group;
+  if (o.rank >= 0) group = join_ranks(o, run, corpus);
   const harness::BuildOptions build = build_options(o);
   const harness::DeviceInfo dev = harness::device_info(build.device);
   std::cerr << "measure: run " << harness::run_id(run) << " of " << shape.name << " on " << dev.name << ", "
@@ -186,6 +213,7 @@ void run_one_run(const MeasureOptions& o, const model::ModelShape& shape) {
   harness::Model model(shape, build);
   report_model(model, shape, build.device);
   const harness::RunSummary s = harness::run_recorded(model, corpus, run, dev);
+  if (o.rank > 0) return;  // rank 0 speaks for the group; every rank's records are in --out
   if (o.format == Format::json) {
     report::print_json(std::cout, "measure", nlohmann::json{{"out", o.out},
                                 {"run_id", s.id},
@@ -194,6 +222,7 @@ void run_one_run(const MeasureOptions& o, const model::ModelShape& shape) {
                                 {"distinct_shapes", s.distinct_shapes},
                                 {"total_s", s.total_s},
                                 {"optimizer_s", s.optimizer_s},
+                                {"world_size", o.nproc},
                                 {"gpu", dev.name}});
   } else {
     std::cout << "run " << s.id << ": " << s.micro_batches << " micro-batches, " << s.optimizer_steps
@@ -202,10 +231,25 @@ void run_one_run(const MeasureOptions& o, const model::ModelShape& shape) {
   }
 }
 
+// `--nproc N`: checks what every rank would check, then starts the ranks (cli/measure_ranks.hpp).
+void launch(const MeasureOptions& o, const model::ModelShape& shape) {
+  if (o.run_corpus.empty() && o.run_synthetic.empty())
+    throw InputError("--nproc " + std::to_string(o.nproc) + " without a run. Violated constraint: --run-corpus or "
+                     "--run-synthetic (the ranks train together)");
+  if (o.strategy != "ddp")
+    throw InputError("--strategy " + o.strategy + ". Violated constraint: ddp (FSDP's per-layer gathers are not wired "
+                     "into the harness's layers yet; harness/distributed.hpp has the collectives)");
+  run_setup(o, shape);
+  const int code = launch_ranks(o.nproc, own_arguments());
+  if (code == 2) throw InputError("a rank refused its input (its message is above)");
+  if (code != 0) throw CheckFailed("a rank failed with exit code " + std::to_string(code) + " (its message is above)");
+}
+
 void run_measure(const MeasureOptions& o) {
   io::check_output(o.out, {"--out", false, {o.model, o.run_corpus}, true});  // appended: never a device or an input
   const model::ModelShape shape = load_model(o.model);
   check_lora(shape, o);
+  if (o.nproc > 1 && o.rank < 0) return launch(o, shape);
   if (!o.run_corpus.empty() || !o.run_synthetic.empty()) return run_one_run(o, shape);
   if (!o.policy.empty()) throw InputError("--policy without a run. Violated constraint: --run-corpus or --run-synthetic");
   harness::SweepOptions sweep;
@@ -313,6 +357,12 @@ void add_measure_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--shuffle-seed", opts->shuffle_seed, "Run probe: seed of the policy's shuffles (default: the synthetic SEED, or 0)");
   cmd->add_option("--run-id", opts->run_id, "Run probe: the run's id (default CORPUS/POLICY[/pad-M])");
+  cmd->add_option("--nproc", opts->nproc, "Run probe on N processes over c10d (Gloo), each with its DistributedSampler shard")
+      ->check(CLI::Range(1, 64))->capture_default_str();
+  cmd->add_option("--strategy", opts->strategy, "With --nproc: ddp (bucketed gradient all-reduce)")
+      ->check(CLI::IsMember({"ddp", "fsdp"}))->capture_default_str();
+  cmd->add_option("--rank", opts->rank, "Set by the --nproc launcher")->group("");
+  cmd->add_option("--rendezvous", opts->rendezvous, "Set by the --nproc launcher: the FileStore path")->group("");
   add_format_option(cmd, opts->format);
   cmd->callback([opts, cmd]() {
     std::ostringstream line;

@@ -20,6 +20,8 @@
 #include "io/scenario_io.hpp"
 #include "model/errors.hpp"
 #include "model/step_model.hpp"
+#include "model/tiers.hpp"
+#include "planner/distributed.hpp"
 #include "planner/simulate.hpp"
 #include "planner/sweep.hpp"
 #include "planner/width_quadratic.hpp"
@@ -64,6 +66,8 @@ struct PlanOptions {
   bool progress = false;
   std::vector<std::string> fail_on;
   Format format = Format::text;
+  int64_t gpus = 0;                // 0: the scenario's `parallel.gpus`, else one GPU
+  std::string strategy, sampler;   // empty: the scenario's, else ddp / distributed
 };
 
 // The scenario with the command line's overrides applied; every bad override reported at once.
@@ -102,6 +106,16 @@ Scenario scenario_with_overrides(const PlanOptions& o) {
   if (o.optimizer_step_s >= 0) {
     s.run.optimizer_step_s = o.optimizer_step_s;
     s.optimizer_step_source = "--optimizer-step-s";
+  }
+  if (o.gpus > 0 || !o.strategy.empty() || !o.sampler.empty()) {
+    if (o.gpus == 0 && !s.parallel)
+      d.add("--strategy or --sampler without --gpus. Violated constraint: --gpus N or a scenario `parallel` key");
+    planner::ParallelSpec p = s.parallel.value_or(planner::ParallelSpec{});
+    if (o.gpus > 0) p.gpus = o.gpus;
+    if (!o.strategy.empty()) p.strategy = model::parse_strategy(o.strategy);
+    if (!o.sampler.empty())
+      p.sampler = o.sampler == "distributed" ? planner::Sampler::distributed : planner::Sampler::length_grouped;
+    s.parallel = p;
   }
   if (o.top > 0) s.sweep.top = o.top;
   s.sweep.threads = o.threads;
@@ -166,6 +180,43 @@ std::unique_ptr<model::StepPredictor> make_predictor(const Scenario& s, const Tr
   // A wall clock sums many steps whose errors share one cause: the step's relative bound, not reduced.
   if (t.half_width_known) info.wall_clock_half_width = 1.645 * c.step_rms_rel + t.transfer_half_width;
   return std::make_unique<model::StepModel>(shape, t.coefficients, t.gpu);
+}
+
+// What several GPUs move and over which link: the model's LoRA workload and the GPU table's interconnect.
+// The width-quadratic equation has no model: its workload stays empty and simulate_distributed refuses N > 1.
+planner::ParallelContext parallel_context(const Scenario& s, std::string& link_desc) {
+  planner::ParallelContext ctx;
+  if (!s.width_quadratic) {
+    const model::Coefficients c = load_coefficients(s.coefficients);
+    const model::ModelShape shape = load_model(s.model.empty() ? c.model : s.model);
+    ctx.workload = model::lora_workload(shape, c.lora_rank, model::tier_from_label(c.tier).recompute);
+  }
+  const model::GpuSpec* gpu = model::find_gpu(model::known_gpus(), s.gpu_name);
+  if (gpu != nullptr) ctx.link = model::link_for(gpu->interconnect);
+  const auto& ic = gpu != nullptr ? gpu->interconnect : model::Interconnect{};
+  link_desc = ic.nvlink_gbps > 0 ? "NVLink " + std::to_string(ic.nvlink_generation)
+              : ic.pcie_gbps > 0 ? "PCIe Gen" + std::to_string(ic.pcie_generation)
+                                 : "no known interconnect";
+  link_desc += ", " + fixed(ctx.link.bus_gbps, 0) + " GB/s bus bandwidth";
+  return ctx;
+}
+
+// The scenario's N-GPU run and, unless --no-sweep, N in {1, 2, 4, 8} x strategies x samplers at the same rows
+// per optimizer step (N x the per-rank accumulation).
+report::ParallelOutput plan_parallel(const Scenario& s, const planner::Corpus& corpus,
+                                     const model::StepPredictor& predictor, bool sweep) {
+  report::ParallelOutput out;
+  out.gpu_name = s.gpu_name;
+  const planner::ParallelContext ctx = parallel_context(s, out.link);
+  out.baseline = planner::simulate_distributed(corpus, s.baseline, s.run, *s.parallel, ctx, predictor);
+  if (!sweep) return out;
+  planner::RunSpec global = s.run;
+  global.accumulation = s.run.accumulation * s.parallel->gpus;
+  planner::ParallelSweep result = planner::sweep_parallel(corpus, s.baseline, global, ctx, predictor);
+  out.skipped = result.skipped;
+  out.by_gpu_hours = planner::rank_by_gpu_hours(result.plans);
+  out.by_wall_clock = std::move(result.plans);
+  return out;
 }
 
 // Prints "simulated i/n" on stderr once a sweep has run for more than a second: in place on a terminal,
@@ -264,6 +315,7 @@ void run_plan(const PlanOptions& o) {
   PlanOutput out = plan_output(s, corpus, corpus_desc, info.description, std::move(result), elapsed_s);
   out.transfer = info.transfer;
   out.wall_clock_half_width = info.wall_clock_half_width;
+  if (s.parallel) out.parallel = plan_parallel(s, corpus, *predictor, !o.no_sweep);
   if (o.format == Format::json)
     report::print_json(std::cout, "plan", report::plan_json(out));
   else if (o.format == Format::csv)
@@ -334,6 +386,14 @@ void add_plan_command(CLI::App& app) {
                   "or truncates tokens (truncation); comma-separated")
       ->delimiter(',')
       ->check(CLI::IsMember({"oom", "window", "truncation"}));
+  cmd->add_option("--gpus", opts->gpus, "Plan the run on N GPUs of one host (data-parallel; docs/planner.md, Several GPUs)")
+      ->check(CLI::Range(1, 1024));
+  cmd->add_option("--strategy", opts->strategy, "Several GPUs: ddp, fsdp (full shard) or ep (experts over the GPUs)")
+      ->check(CLI::IsMember({"ddp", "fsdp", "ep"}));
+  cmd->add_option("--sampler", opts->sampler,
+                  "Several GPUs: distributed (torch's DistributedSampler) or length-grouped (the global batch sorted "
+                  "by length and dealt to the ranks)")
+      ->check(CLI::IsMember({"distributed", "length-grouped"}));
   add_format_option(cmd, opts->format, true);
   cmd->callback([opts]() { run_plan(*opts); });
 }

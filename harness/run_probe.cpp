@@ -47,6 +47,7 @@ calibrate::Record micro_batch_record(const std::vector<int64_t>& rows, int64_t w
 
 void step_optimizer(Model& model, torch::optim::AdamW& optimizer, const std::vector<torch::Tensor>& params,
                     const RunOptions& o) {
+  if (o.before_optimizer_step) o.before_optimizer_step(params);
   torch::nn::utils::clip_grad_norm_(params, o.max_grad_norm);
   optimizer.step();
   model.zero_grad();  // set_to_none, as transformers' Trainer does
@@ -160,6 +161,8 @@ RunSummary run_recorded(Model& model, const planner::Corpus& corpus, const RunOp
     const double elapsed = seconds_since(run_start);
     calibrate::Record rec = micro_batch_record(rows, mb.width, o, dev, model, tier);
     rec.step_s = step_s;
+    rec.rank = o.rank;
+    rec.world_size = o.world_size;
     if (dev.cuda) rec.peak_gib = static_cast<double>(peak) / kGiB;
     rec.extra["host_wall_s"] = host_s;
     rec.extra["loss"] = loss.item<double>();

@@ -7,6 +7,8 @@
 // window end (and at the run's end): clip the gradient norm to 1.0, AdamW on the LoRA parameters, zero
 // the gradients, synchronise.
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 
 #include "harness/device.hpp"
@@ -31,6 +33,10 @@ struct RunOptions {
   std::string out;                     // JSON Lines file the records are appended to
   std::string command;                 // the command line, written into each record's `source`
   bool progress = true;                // one line per micro-batch on stderr
+  // Several processes (harness/distributed.hpp): called with the adapters after a window's last backward and
+  // before clipping (DDP's gradient all-reduce); the rank and world size every record carries.
+  std::function<void(const std::vector<torch::Tensor>&)> before_optimizer_step;
+  std::optional<int64_t> rank, world_size;
 };
 
 struct RunSummary {

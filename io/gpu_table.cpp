@@ -56,6 +56,25 @@ void read_peaks(MapReader& entry, model::GpuPeaks& p, std::vector<std::string>& 
   }
 }
 
+// NVLink and PCIe: a generation and a per-direction bandwidth each, both or neither (model/parallel.hpp).
+void read_interconnect(MapReader& entry, model::Interconnect& ic, std::vector<std::string>& figures) {
+  const auto link = [&](const std::string& prefix, int& generation, double& gbps) {
+    const std::string gen_key = prefix + "_generation", gbps_key = prefix + "_gbps";
+    if (entry.has(gen_key) != entry.has(gbps_key)) {
+      entry.problem(gen_key + " and " + gbps_key + " go together. Violated constraint: both or neither");
+      return;
+    }
+    if (!entry.has(gen_key)) return;
+    int64_t gen = 0;
+    entry.read(gen_key, gen, false, 1, 9);
+    entry.read(gbps_key, gbps, false, 0.0);
+    generation = static_cast<int>(gen);
+    figures.push_back(gbps_key);
+  };
+  link("nvlink", ic.nvlink_generation, ic.nvlink_gbps);
+  link("pcie", ic.pcie_generation, ic.pcie_gbps);
+}
+
 model::GpuSpec read_entry(MapReader& entry) {
   model::GpuSpec g;
   entry.read("name", g.name, true);
@@ -80,6 +99,7 @@ model::GpuSpec read_entry(MapReader& entry) {
     figures.push_back("usable_memory_gib");
   }
   read_peaks(entry, g.peaks, figures);
+  read_interconnect(entry, g.interconnect, figures);
   read_sources(entry, figures);
   entry.finish();
   if (g.sm < 0) g.sm = 0;
@@ -133,8 +153,11 @@ std::string gpu_table_initialiser(const std::vector<model::GpuSpec>& table) {
     out << "    {" << quoted(g.name) << ", {";
     for (size_t i = 0; i < g.aliases.size(); ++i) out << (i ? ", " : "") << quoted(g.aliases[i]);
     const model::GpuPeaks& p = g.peaks;
+    const model::Interconnect& ic = g.interconnect;
     out << "}, " << quoted(g.vendor) << ", " << g.sm << ", " << g.capacity_gib << ", {" << p.bf16_tflops << ", "
-        << p.fp32_tflops << ", " << p.memory_gbs << ", " << p.memory_gb << ", " << p.sms << ", " << p.l2_mb << "}},\n";
+        << p.fp32_tflops << ", " << p.memory_gbs << ", " << p.memory_gb << ", " << p.sms << ", " << p.l2_mb << "}, {"
+        << ic.nvlink_generation << ", " << ic.nvlink_gbps << ", " << ic.pcie_generation << ", " << ic.pcie_gbps
+        << "}},\n";
   }
   return out.str();
 }

@@ -268,6 +268,20 @@ void read_sweep(MapReader& top, Scenario& s) {
   w.finish();
 }
 
+void read_parallel(MapReader& top, Scenario& s) {
+  if (!top.has("parallel")) return;
+  MapReader p = top.child("parallel");
+  planner::ParallelSpec spec;
+  p.read("gpus", spec.gpus, true, 1, 1024);
+  std::string strategy = "ddp", sampler = "distributed";
+  if (p.read_choice("strategy", strategy, {"ddp", "fsdp", "ep"}, false))
+    spec.strategy = model::parse_strategy(strategy);
+  if (p.read_choice("sampler", sampler, {"distributed", "length-grouped"}, false))
+    spec.sampler = sampler == "distributed" ? planner::Sampler::distributed : planner::Sampler::length_grouped;
+  p.finish();
+  s.parallel = spec;
+}
+
 void read_top(MapReader& top, Scenario& s, Diagnostics& d) {
   int64_t version = 0;
   if (top.read("schema_version", version, true) && version != kSchemaVersion)
@@ -287,6 +301,7 @@ void read_top(MapReader& top, Scenario& s, Diagnostics& d) {
   read_non_negative(top, "window_hours", s.run.window_hours, true, kMaxHours);
   read_non_negative(top, "memory_cap_gib", s.run.memory_cap_gib, false, limits::kMaxGiB);
   read_sweep(top, s);
+  read_parallel(top, s);
 }
 
 }  // namespace

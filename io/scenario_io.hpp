@@ -19,6 +19,8 @@
 //   window_hours: 13.9
 //   memory_cap_gib: 120                       # optional
 //   sweep: {policies, micro_batches, max_lengths, bucket_sizes, pad_to_multiples, top}
+//   parallel: {gpus: 4, strategy: ddp, sampler: distributed}   # optional: several GPUs (planner/distributed.hpp);
+//                                            # strategy ddp | fsdp | ep, sampler distributed | length-grouped
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,6 +28,7 @@
 #include "io/corpus_io.hpp"
 #include "planner/batching.hpp"
 #include "planner/corpus.hpp"
+#include "planner/distributed.hpp"
 #include "planner/simulate.hpp"
 #include "planner/sweep.hpp"
 #include "planner/width_quadratic.hpp"
@@ -60,6 +63,7 @@ struct Scenario {
   std::string optimizer_step_source;  // who gave run.optimizer_step_s (empty when unset: the predictor's)
   double cold_start_s = 0;            // included in run.startup_s: kColdKernelCacheS when cold, else 0
   planner::SweepSpec sweep;
+  std::optional<planner::ParallelSpec> parallel;  // absent: one GPU
 };
 
 Scenario load_scenario(const std::string& path);

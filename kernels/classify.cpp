@@ -42,6 +42,8 @@ constexpr Rule kCategoryRules[] = {
     {B, C, "dpsk::ep::", "communication"},  // DeepEP as DeepSeek's own training trace names it
     {B, I, "nvshmem", "communication"},
     {B, C, "symmetric_memory::", "communication"},
+    // Gloo's collectives as the profiler names them in a CPU trace ("gloo:all_reduce", "gloo:all_gather").
+    {B, P, "gloo:", "communication"},
     // Attention: PyTorch's mem-efficient (fmha_cutlass*), cuDNN SDPA, FlashAttention 2/3, FlexAttention,
     // composable_kernel / aiter (fmha_fwd...). The cuDNN / FlashAttention backward helpers (dO·O row sums,
     // the dQ accumulator conversion) are attention too.
@@ -201,6 +203,7 @@ constexpr Rule kLibraryRules[] = {
     {B, C, "dpsk::ep::", "DeepEP"},
     {B, I, "nvshmem", "NVSHMEM"},
     {B, P, "nccl", "NCCL"},
+    {B, P, "gloo:", "Gloo"},
     {B, C, "symmetric_memory::", "c10d SymmetricMemory"},
     {S, C, "cublasLt", "cuBLASLt"},
     {B, C, "epilogue::impl::", "cuBLASLt"},

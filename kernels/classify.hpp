@@ -30,7 +30,7 @@ struct KernelClass {
   std::string category = "other";  // one of kCategoryNames
   std::string direction;           // attention only: "forward", "backward", or "" when the name does not say
   std::string library = "unknown"; // "cuDNN", "cuBLAS", "cuBLASLt", "CUTLASS 2.x", "CUTLASS 3.x", "FlashAttention",
-                                   // "Triton", "DeepGEMM", "Tensile", "hipBLASLt", "composable_kernel", "NCCL",
+                                   // "Triton", "DeepGEMM", "Tensile", "hipBLASLt", "composable_kernel", "NCCL", "Gloo",
                                    // "DeepEP", "NVSHMEM", "FBGEMM", "ATen", "CUB", "CUDA" (memcpy/memset), "unknown"
   std::string arch;                // "sm80", "sm90", "sm120", "gfx90a"...; "" when the name does not say
   std::string tier;                // a named fallback tier, e.g. "gmem" (CUTLASS attention forward that

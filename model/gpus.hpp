@@ -27,6 +27,14 @@ struct GpuInfo {
   GpuPeaks peaks;
 };
 
+// How the cards of one host talk to each other (several GPUs: model/parallel.hpp); 0 = unknown or none.
+struct Interconnect {
+  int nvlink_generation = 0;
+  double nvlink_gbps = 0;     // NVLink bandwidth per direction, GB/s (10^9 bytes): half the datasheet's total
+  int pcie_generation = 0;
+  double pcie_gbps = 0;       // PCIe x16 bandwidth per direction, GB/s
+};
+
 // One entry of scenarios/gpus.yaml.
 struct GpuSpec {
   std::string name;                  // nvidia-smi's / torch.cuda.get_device_name's spelling
@@ -35,6 +43,7 @@ struct GpuSpec {
   int sm = 0;
   double capacity_gib = 0;
   GpuPeaks peaks;
+  Interconnect interconnect;
 };
 
 // The shipped table, in file order.

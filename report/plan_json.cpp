@@ -98,6 +98,7 @@ nlohmann::json plan_json(const PlanOutput& o) {
                 {"out_of_memory", r.out_of_memory},
                 {"skipped", r.skipped},
                 {"elapsed_s", o.elapsed_s}};
+  if (o.parallel) j["parallel"] = parallel_json(*o.parallel);
   return j;
 }
 

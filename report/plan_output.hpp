@@ -6,12 +6,14 @@
 #include <nlohmann/json.hpp>
 
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "planner/corpus.hpp"
 #include "planner/sweep.hpp"
 #include "report/csv.hpp"
+#include "report/plan_parallel.hpp"
 #include "report/json_output.hpp"
 
 namespace stepcast::report {
@@ -33,6 +35,7 @@ struct PlanOutput {
   // docs/method.md "Intervals"); < 0: none (a predictor without measured error, or a transfer not yet measured).
   double wall_clock_half_width = -1;
   std::string transfer;                // "transferred: ..." (model/transfer.hpp), empty when calibrated
+  std::optional<ParallelOutput> parallel;  // several GPUs (scenario `parallel` or --gpus); absent: one GPU
 };
 
 // "6.4 h (6.1 h-6.8 h)": a wall clock with its 90 % interval where there is one.

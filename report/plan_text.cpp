@@ -108,6 +108,10 @@ void print_plan_text(std::ostream& out, const PlanOutput& o) {
   if (!o.transfer.empty()) out << o.transfer << "\n";
   out << headline(o) << "\n";
   print_header(out, o);
+  if (o.parallel) {
+    print_parallel_text(out, *o.parallel);
+    out << "\none GPU, for comparison:\n";
+  }
   print_baseline(out, o);
   if (r.configurations == 0) {
     out << "\nno sweep (no configurations; --no-sweep or an empty sweep.policies): the baseline alone, "

@@ -315,6 +315,12 @@ std::string report_html(const ReportInput& in) {
   if (!o.transfer.empty()) s << "<p>" << escape(o.transfer) << "</p>\n";
   s << "<p class='headline " << (baseline_fits(o) ? "good" : "bad") << "'>" << escape(headline(o)) << "</p>\n";
   for (const auto& f : facts(o)) s << "<p class='fact'>" << escape(f) << "</p>\n";
+  if (o.parallel)
+    s << "<p class='fact'>" << escape("On " + std::to_string(o.parallel->baseline.parallel.gpus) + " GPUs (" +
+                                      parallel_label(o.parallel->baseline) + "): " +
+                                      duration(o.parallel->baseline.wall_clock_s) + ", straggler " +
+                                      straggler_text(o.parallel->baseline))
+      << "</p>\n";
   s << "<p class='legend-text'><b>Plan labels:</b> " << escape(plan_label_legend()) << ".</p>\n";
   s << charts(in) << table(o) << "</body></html>\n";
   return s.str();

@@ -108,3 +108,25 @@ TEST_CASE("append_record writes one line that reads back", "[records]") {
   CHECK(back[1].rows == r.rows);
   CHECK(back[1].extra.at("probe") == "scaling");
 }
+
+TEST_CASE("rank and world_size are optional, together, and rank < world_size", "[records][rank]") {
+  const std::string base = std::string(kGood).substr(0, std::string(kGood).size() - 1);
+  {
+    TempFile f(base + R"(, "rank": 1, "world_size": 2})" + "\n", ".jsonl");
+    const auto records = read_records(f.path());
+    REQUIRE(records.size() == 1);
+    CHECK(records[0].rank == 1);
+    CHECK(records[0].world_size == 2);
+    CHECK(stepcast::calibrate::to_json(records[0])["rank"] == 1);  // written back as a contract field
+  }
+  TempFile plain(std::string(kGood) + "\n", ".jsonl");
+  CHECK_FALSE(read_records(plain.path())[0].rank.has_value());
+  const auto problems = [&](const std::string& fields) {
+    const auto p = problems_of(base + ", " + fields + "}\n");
+    return p.empty() ? std::string() : p.front();
+  };
+  CHECK_THAT(problems(R"("rank": 2, "world_size": 2)"), Catch::Matchers::Contains("rank < world_size"));
+  CHECK_THAT(problems(R"("rank": 0)"), Catch::Matchers::Contains("both or neither"));
+  CHECK_THAT(problems(R"("world_size": 2)"), Catch::Matchers::Contains("rank"));
+  CHECK_THAT(problems(R"("rank": -1, "world_size": 2)"), Catch::Matchers::Contains("rank = -1"));
+}

@@ -179,3 +179,24 @@ TEST_CASE("corpus.length_field names a file's field; stdin stays '-'", "[scenari
   CHECK_THAT(problems_of(with(kGood, "corpus:\n", "corpus:\n  length_field: n\n")),
              Contains(":7:17: corpus.length_field without corpus.file"));
 }
+
+TEST_CASE("parallel: gpus, strategy and sampler load; bad values are placed", "[scenario_io][parallel]") {
+  {
+    TempFile f(std::string(kGood) + "parallel: {gpus: 4, strategy: fsdp, sampler: length-grouped}\n", ".yaml");
+    const auto s = stepcast::io::load_scenario(f.path());
+    REQUIRE(s.parallel.has_value());
+    CHECK(s.parallel->gpus == 4);
+    CHECK(s.parallel->strategy == stepcast::model::ParallelStrategy::fsdp);
+    CHECK(s.parallel->sampler == stepcast::planner::Sampler::length_grouped);
+  }
+  {
+    TempFile f(std::string(kGood) + "parallel: {gpus: 2}\n", ".yaml");
+    const auto s = stepcast::io::load_scenario(f.path());
+    CHECK(s.parallel->strategy == stepcast::model::ParallelStrategy::ddp);  // the defaults
+    CHECK(s.parallel->sampler == stepcast::planner::Sampler::distributed);
+  }
+  TempFile none(kGood, ".yaml");
+  CHECK_FALSE(stepcast::io::load_scenario(none.path()).parallel.has_value());
+  const std::string bad = problems_of(std::string(kGood) + "parallel: {gpus: 0, strategy: zero3, ranks: 2}\n");
+  CHECK_THAT(bad, Contains(":14:") && Contains("gpus") && Contains("zero3") && Contains("ranks"));
+}

@@ -312,6 +312,9 @@ TEST_CASE("golden table: real kernel names per library", "[kernels][classify][go
       {"ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "communication", "NCCL", "",
        "reduce_scatter"},
       {"ncclDevKernel_Generic_4(ncclDevKernelArgsStorage<4096ul>)", "communication", "NCCL", "", ""},
+      // Gloo's collectives in a CPU trace (torch.profiler's names for c10d's Gloo work)
+      {"gloo:all_reduce", "communication", "Gloo", "", "all_reduce"},
+      {"gloo:all_gather", "communication", "Gloo", "", "all_gather"},
       // DeepEP and NVSHMEM (source: csrc/kernels/intranode.cu, internode_ll.cu; NVSHMEM's device barrier)
       {"void deep_ep::intranode::dispatch<8, 768, 8192>(int4*, float*, int*, long*, float*, int*, int*, int4 const*)",
        "communication", "DeepEP", "", "all_to_all"},
