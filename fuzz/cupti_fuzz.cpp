@@ -1,12 +1,18 @@
-// Fuzz target: a CUPTI kernel table (kernels/cupti_table) through stepcast kernels.
+// Fuzz target: a CUPTI kernel table (kernels/cupti_table, told from a Chrome trace by its first line), then
+// the analysis stepcast kernels prints; every figure of its JSON is a number and every time and count >= 0.
+// The replays add stepcast kernels as a command.
 #include "fuzz/fuzz_support.hpp"
+#include "kernels/report.hpp"
+#include "kernels/trace_reader.hpp"
 
-using stepcast::fuzz::run_stepcast;
-using stepcast::fuzz::scratch_file;
-using stepcast::fuzz::shipped;
+using namespace stepcast;
+using namespace stepcast::fuzz;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const std::string table = scratch_file(data, size, "table.jsonl");
-  run_stepcast({"kernels", table, "--format", "json"}, table);
+  const std::string file = scratch_file(data, size, "table.jsonl");
+  kernels::KernelTable table;
+  if (reads_or_refuses([&] { table = kernels::read_kernel_table(file); }, file))
+    computes_or_refuses([&] { check_json_figures(kernels::to_json(kernels::analyze(std::move(table)))); }, "kernels");
+  if (whole_commands()) run_stepcast({"kernels", file, "--format", "json"}, file);
   return 0;
 }
