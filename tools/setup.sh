@@ -10,6 +10,7 @@ packages=(
   libeigen3-dev libceres-dev libyaml-cpp-dev catch2 libcli11-dev nlohmann-json3-dev
   zlib1g-dev libbenchmark-dev libcsv-dev
   libtorch-dev   # Debian's LibTorch 1.13 (CPU): the harness builds and is tested without a GPU
+  clang-14 libclang-rt-14-dev   # the sanitizer job and the fuzz targets (tools/sanitize.sh): ASan, UBSan, libFuzzer
 )
 
 missing=()
