@@ -608,7 +608,11 @@ std::string_view strip_ends(std::string_view text) {
 void check_text(std::string_view text, const std::string& name) {
   const size_t nul = text.find('\0');
   if (nul == std::string_view::npos) return;
-  throw InputError(name + ": binary data (a NUL byte at offset " + std::to_string(nul) +
+  const auto before = text.substr(0, nul);
+  const size_t line_start = before.rfind('\n') == std::string_view::npos ? 0 : before.rfind('\n') + 1;
+  const auto line = std::count(before.begin(), before.end(), '\n') + 1;
+  throw InputError(name + ":" + std::to_string(line) + ":" + std::to_string(nul - line_start + 1) +
+                   ": binary data (a NUL byte at offset " + std::to_string(nul) +
                    "). Violated constraint: text (lengths, CSV or JSON Lines), optionally gzip-compressed");
 }
 

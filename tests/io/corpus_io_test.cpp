@@ -269,7 +269,7 @@ TEST_CASE("a truncated gzip file or a binary file is refused in words, never ech
   constexpr char kElf[] = "\x7f" "ELF\x02\x01\x01\0\0\0\x03\0>\0";
   stepcast::testing::TempFile binary(std::string(kElf, sizeof kElf - 1), ".bin");
   const std::string b = load_problems(binary.path());
-  CHECK_THAT(b, Contains("binary data (a NUL byte at offset 7)"));
+  CHECK_THAT(b, Contains(binary.path() + ":1:8: binary data (a NUL byte at offset 7)"));
   CHECK(printable(b));
 }
 
