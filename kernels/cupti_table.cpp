@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -53,6 +54,19 @@ void take(const json& obj, const char* key, T& out, bool required, Diagnostics& 
   if (it == obj.end()) {
     if (required) d.add(at + std::string(key) + " is missing. Violated constraint: required");
     return;
+  }
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    // An integer field takes an integer in T's range: a float (1e28) would be cast, past the range undefined.
+    constexpr auto max = std::numeric_limits<T>::max();
+    const bool fits = it->is_number_unsigned()  ? it->template get<uint64_t>() <= static_cast<uint64_t>(max)
+                      : it->is_number_integer() ? it->template get<int64_t>() <= static_cast<int64_t>(max) &&
+                                                      it->template get<int64_t>() >= std::numeric_limits<T>::min()
+                                                : false;
+    if (!fits) {
+      d.add(at + std::string(key) + " = " + limits::cut(it->dump()) + ". Violated constraint: an integer <= " +
+            std::to_string(max));
+      return;
+    }
   }
   try {
     out = it->get<T>();

@@ -106,3 +106,15 @@ TEST_CASE("writing a table never touches a stale temporary file and leaves none 
   CHECK_THROWS_WITH(write_cupti_table(sample(), dir / "missing" / "t.jsonl"), Contains("cannot write"));
   fs::remove_all(dir);
 }
+
+TEST_CASE("integer fields refuse floats and values past their type, at the line", "[kernels][cupti]") {
+  const std::string header = R"({"stepcast_cupti_table": 1, "device": "NVIDIA H200", "short_threshold_ns": 1e28})";
+  CHECK_THROWS_WITH(parse_cupti_table(header + "\n", "t.jsonl"),
+                    Contains("t.jsonl:1:") && Contains("short_threshold_ns = 1e+28. Violated constraint: an integer"));
+  const std::string good = R"({"stepcast_cupti_table": 1, "device": "NVIDIA H200"})";
+  const std::string row = R"({"name": "k", "kind": "kernel", "count": 2.5, "total_ns": 10, "min_ns": 1, "max_ns": 9, "short_count": 0, "short_ns": 0})";
+  CHECK_THROWS_WITH(parse_cupti_table(good + "\n" + row + "\n", "t.jsonl"),
+                    Contains("t.jsonl:2:") && Contains("count = 2.5. Violated constraint: an integer"));
+  const std::string big = R"({"stepcast_cupti_table": 1, "compute_major": 9223372036854775807})";
+  CHECK_THROWS_WITH(parse_cupti_table(big + "\n", "t.jsonl"), Contains("compute_major") && Contains("an integer <="));
+}
