@@ -43,6 +43,15 @@ struct Comparison {
   bool drifted = false;
 };
 
+// The GPU's capacity for an OOM record that does not carry its own; an unknown GPU is refused at the record.
+double capacity_of(const calibrate::Record& r) {
+  try {
+    return model::gpu_info(r.gpu).capacity_gib;
+  } catch (const InputError& e) {
+    throw InputError(r.where() + ": " + e.what());
+  }
+}
+
 std::vector<Comparison> compare(const model::StepModel& m, const std::vector<calibrate::Record>& records, double tol) {
   std::vector<Comparison> out;
   for (const auto& r : records) {
@@ -60,7 +69,7 @@ std::vector<Comparison> compare(const model::StepModel& m, const std::vector<cal
     if (r.oom) {
       // An OOM record drifts when the model says the batch fits with room to spare.
       auto it = r.extra.find("capacity_gib");
-      const double cap = (it != r.extra.end() && it->is_number()) ? it->get<double>() : model::gpu_info(r.gpu).capacity_gib;
+      const double cap = (it != r.extra.end() && it->is_number()) ? it->get<double>() : capacity_of(r);
       const double p = require_figure(m.peak_gib(b), r.where(), "predicted peak_gib");
       if (cap > 0) out.push_back({r.line, "oom", cap, p, (p - cap) / cap, p < cap * (1.0 - tol)});
     }
@@ -153,6 +162,10 @@ void add_drift_command(CLI::App& app) {
     if (t.transferred() && o->format == Format::text) std::cout << t.summary() << "\n";
     const model::StepModel m(shape, t.coefficients, t.gpu);
     const auto all = compare(m, records, o->tolerance);
+    if (all.empty())  // nothing was checked: a pass would be silent (docs/reliability.md)
+      throw InputError(records.front().where() + ": none of the " + std::to_string(records.size()) +
+                       " records can be checked (no step_s, no usable peak, no OOM capacity above 0). Violated "
+                       "constraint: at least one comparison");
     print_drift(all, static_cast<int64_t>(records.size()), *o);
     // The list went to stdout (text, JSON or CSV) once; stderr says only why the exit code is 1.
     const auto drifted = std::count_if(all.begin(), all.end(), [](const Comparison& f) { return f.drifted; });

@@ -233,6 +233,9 @@ void add_validate_command(CLI::App& app) {
     const FitInput in = load_fit_input(o->input, STEPCAST_VERSION);
     const auto kfold = calibrate::cross_validate(in.shape, in.records, in.options, o->folds);
     const auto loo = calibrate::cross_validate(in.shape, in.records, in.options, 0);
+    if (loo.step.count == 0)  // every fold skipped: a pass would be silent (docs/reliability.md)
+      throw InputError(in.records.front().where() + ": no record could be held out and predicted (" +
+                       std::to_string(in.records.size()) + " records). Violated constraint: at least 3 records with step_s");
     const auto checks = mape_checks(loo, *o);
     if (o->format == Format::json) {
       report::print_json(std::cout, "validate",

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -9,8 +10,13 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <typeinfo>
 
 #include "cli/app.hpp"
+#include "io/coefficients_io.hpp"
+#include "io/model_config.hpp"
+#include "model/errors.hpp"
+#include "model/limits.hpp"
 
 #ifndef STEPCAST_SCENARIOS
 #define STEPCAST_SCENARIOS "scenarios"
@@ -77,6 +83,22 @@ void check_figures(const nlohmann::json& j, const std::string& key, const std::v
     for (const auto& v : j) check_figures(v, key, args);
 }
 
+// A refusal names the fuzzed file and a line ("<input>:<digits>"), or for a streamed Chrome trace the byte
+// offset ("<input>: byte <digits>", docs/kernels.md).
+bool names_input_line(const std::string& text, const std::string& input) {
+  for (size_t at = text.find(input + ":"); at != std::string::npos; at = text.find(input + ":", at + 1)) {
+    const size_t after = at + input.size() + 1;
+    if ((after < text.size() && text[after] >= '0' && text[after] <= '9') || text.compare(after, 6, " byte ") == 0)
+      return true;
+  }
+  return false;
+}
+
+bool& whole_commands_flag() {
+  static bool on = std::getenv("STEPCAST_FUZZ_COMMANDS") != nullptr;
+  return on;
+}
+
 bool is_json_request(const std::vector<std::string>& args) {
   for (size_t i = 0; i + 1 < args.size(); ++i)
     if (args[i] == "--format" && args[i + 1] == "json") return true;
@@ -94,6 +116,48 @@ std::string scratch_file(const uint8_t* data, size_t size, const std::string& na
 
 std::string shipped(const std::string& relative) { return (fs::path(STEPCAST_SCENARIOS) / relative).string(); }
 
+const model::Coefficients& shipped_coefficients() {
+  static const model::Coefficients c = io::load_coefficients(shipped("coefficients/h200-hf-peft-sdpa-grouped_mm.yaml"));
+  return c;
+}
+
+const model::ModelShape& shipped_model() {
+  static const model::ModelShape shape = io::load_model_config(shipped("models/gemma-4-26b-a4b.json"));
+  return shape;
+}
+
+bool reads_or_refuses(const std::function<void()>& read, const std::string& input) {
+  const std::vector<std::string> reader{"(reader) " + input};
+  try {
+    read();
+    return true;
+  } catch (const InputError& e) {
+    if (!names_input_line(e.what(), input)) broken("a refusal names file:line", reader, std::string(e.what()).substr(0, 600));
+  } catch (const std::exception& e) {
+    broken("a reader throws only InputError", reader, std::string(typeid(e).name()) + ": " + limits::cut(e.what()));
+  }
+  return false;
+}
+
+void computes_or_refuses(const std::function<void()>& compute, const std::string& what) {
+  try {
+    compute();
+  } catch (const InputError&) {
+    // A refusal: exit 2 in the command (whether it names the file is checked by the whole command).
+  } catch (const std::exception& e) {
+    broken("a computation throws only InputError", {what}, std::string(typeid(e).name()) + ": " + limits::cut(e.what()));
+  }
+}
+
+void check_figure(double value, const std::string& what) {
+  if (!std::isfinite(value) || value < 0) broken("every figure is finite and >= 0", {what}, std::to_string(value));
+}
+
+void check_json_figures(const nlohmann::json& j) { check_figures(j, "", {"(analysis)"}); }
+
+bool whole_commands() { return whole_commands_flag(); }
+void set_whole_commands(bool on) { whole_commands_flag() = on; }
+
 int run_stepcast(const std::vector<std::string>& args, const std::string& input) {
   std::vector<std::string> argv_text{"stepcast"};
   argv_text.insert(argv_text.end(), args.begin(), args.end());
@@ -108,18 +172,8 @@ int run_stepcast(const std::vector<std::string>& args, const std::string& input)
   if (std::getenv("STEPCAST_FUZZ_VERBOSE") != nullptr)
     std::fprintf(stderr, "exit %d\n%s%s", code, out.str().c_str(), err.str().c_str());
   if (code != 0 && code != 1 && code != 2) broken("exit code 0, 1 or 2", args, "exit " + std::to_string(code));
-  if (code == 2) {
-    // Every refusal names the fuzzed file and a line ("<input>:<digits>"), or for a streamed Chrome trace
-    // the byte offset ("<input>: byte <digits>", docs/kernels.md).
-    const std::string text = err.str();
-    bool located = false;
-    for (size_t at = text.find(input + ":"); at != std::string::npos && !located; at = text.find(input + ":", at + 1)) {
-      const size_t after = at + input.size() + 1;
-      located =
-          (after < text.size() && text[after] >= '0' && text[after] <= '9') || text.compare(after, 6, " byte ") == 0;
-    }
-    if (!located) broken("a refusal names file:line", args, "stderr: " + text.substr(0, 600));
-  }
+  if (code == 2 && !names_input_line(err.str(), input))
+    broken("a refusal names file:line", args, "stderr: " + err.str().substr(0, 600));
   if (code != 2 && is_json_request(args)) {
     nlohmann::json j;
     try {

@@ -1,6 +1,7 @@
 // Without libFuzzer (GCC, or a plain build) each fuzz target is a replay program: it runs its
 // LLVMFuzzerTestOneInput once over every file named on the command line or found in a named folder,
-// so the seed corpus and every crash ever found are re-checked by ctest (docs/reliability.md).
+// so the seed corpus and every crash ever found are re-checked by ctest (docs/reliability.md). Replays also
+// run the whole stepcast commands on each input (fuzz/fuzz_support.hpp).
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -25,6 +26,7 @@ void replay(const std::filesystem::path& file) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  stepcast::fuzz::set_whole_commands(true);
   size_t count = 0;
   for (int i = 1; i < argc; ++i) {
     const std::filesystem::path arg(argv[i]);

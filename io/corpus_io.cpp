@@ -5,6 +5,7 @@
 #include <csv.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <limits>
 #include <memory>
@@ -85,6 +86,7 @@ class Problems {
     ++count_;
   }
   bool any() const { return count_ > 0; }
+  const std::string& name() const { return name_; }
   void throw_if_any() const {
     if (count_ == 0) return;
     auto all = messages_;
@@ -152,6 +154,16 @@ std::string shown(std::string_view s) {
   return out;
 }
 
+// Refuses the sample past `cap` (`stored` are kept already) at its line, before it is stored: a file can
+// never allocate more than planning could hold.
+void check_room(int64_t stored, int64_t cap, int64_t line, const Problems& problems) {
+  if (stored < cap) return;
+  throw InputError(problems.name() + ":" + std::to_string(line) + ":1: sample " + std::to_string(stored + 1) +
+                   ". Violated constraint: at most " + std::to_string(cap) + " samples (about " +
+                   std::to_string(planner::kBytesPerSample) +
+                   " bytes each while planning; docs/planner.md \"Bounded resources\")");
+}
+
 constexpr const char* kLengthRule = "an integer in [1, 2147483647]";
 
 void check_length(int64_t number, std::string_view field, size_t col, Problems& problems, int64_t& length) {
@@ -176,14 +188,15 @@ class RootIds {
 
 // ---- one length per line -------------------------------------------------------------------------
 
-planner::Corpus parse_lengths(std::string_view text, Problems& problems) {
+planner::Corpus parse_lengths(std::string_view text, int64_t cap, Problems& problems) {
   planner::Corpus corpus;
-  corpus.lengths.reserve(text.size() / 4);
+  corpus.lengths.reserve(static_cast<size_t>(std::min<int64_t>(static_cast<int64_t>(text.size() / 4), cap)));
   for_each_line(text, [&](int64_t number, std::string_view line) {
     if (trim(line).empty()) {
       problems.add(number, 1, "empty line. Violated constraint: one length per line");
       return;
     }
+    check_room(corpus.size(), cap, number, problems);
     int64_t length = 0;
     check_length(number, line, 1, problems, length);
     corpus.lengths.push_back(static_cast<int32_t>(length));
@@ -274,6 +287,7 @@ class CsvReader {
                                          std::to_string(cols_.count) + " fields, as in the header");
       return;
     }
+    check_room(corpus_.size(), options_.max_samples, record_line_, problems_);
     int64_t length = 0;
     check_length(record_line_, fields_[static_cast<size_t>(cols_.length)], 1, problems_, length);
     corpus_.lengths.push_back(static_cast<int32_t>(length));
@@ -532,6 +546,7 @@ planner::Corpus parse_jsonl(std::string_view text, const CorpusOptions& options,
       problems.add(number, 1, from + " = " + std::to_string(*length) + ". Violated constraint: " + kLengthRule);
       return;
     }
+    check_room(corpus.size(), options.max_samples, number, problems);
     corpus.lengths.push_back(static_cast<int32_t>(*length));
     line_of.push_back(number);
     const auto& k = f.at(f.kept_slot()) ? f.at(f.kept_slot()) : f.at(f.labels_slot());
@@ -593,7 +608,11 @@ std::string_view strip_ends(std::string_view text) {
 void check_text(std::string_view text, const std::string& name) {
   const size_t nul = text.find('\0');
   if (nul == std::string_view::npos) return;
-  throw InputError(name + ": binary data (a NUL byte at offset " + std::to_string(nul) +
+  const auto before = text.substr(0, nul);
+  const size_t line_start = before.rfind('\n') == std::string_view::npos ? 0 : before.rfind('\n') + 1;
+  const auto line = std::count(before.begin(), before.end(), '\n') + 1;
+  throw InputError(name + ":" + std::to_string(line) + ":" + std::to_string(nul - line_start + 1) +
+                   ": binary data (a NUL byte at offset " + std::to_string(nul) +
                    "). Violated constraint: text (lengths, CSV or JSON Lines), optionally gzip-compressed");
 }
 
@@ -613,7 +632,7 @@ planner::Corpus parse_corpus(std::string_view text, const std::string& name, con
                      "Lines names its fields");
   planner::Corpus corpus = format == Format::jsonl ? parse_jsonl(text, options, problems)
                            : format == Format::csv ? CsvReader(options, problems).read(text)
-                                                   : parse_lengths(text, problems);
+                                                   : parse_lengths(text, options.max_samples, problems);
   problems.throw_if_any();
   if (corpus.size() == 0) throw InputError(name + ":1:1: the corpus has no samples. Violated constraint: at least one");
   return corpus;

@@ -21,6 +21,9 @@ namespace stepcast::io {
 
 struct CorpusOptions {
   std::string length_field;  // empty: length, num_tokens, then input_ids (JSON Lines) / length, num_tokens (CSV)
+  // The sample past this is refused at its line before it is stored (planner::kMaxSamples: what a plan can
+  // hold in memory). Only tests lower it.
+  int64_t max_samples = planner::kMaxSamples;
 };
 
 // `path` "-" reads standard input.

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "io/document.hpp"
+#include "io/model_config.hpp"
 #include "model/limits.hpp"
 #include "model/errors.hpp"
 
@@ -62,6 +63,17 @@ void check_named_file(MapReader& r, const std::string& key, const std::string& r
   if (!std::filesystem::is_regular_file(resolved, ec))
     r.problem(r.node(key), key_path(r, key) + " = '" + limits::cut(r.node(key).Scalar()) + "': no such file (" +
                                limits::cut(resolved) + "). Violated constraint: an existing file, relative to the scenario");
+}
+
+// With coefficients, plan loads the scenario's model: a name that resolves to no config is refused here, at the
+// `model:` line, instead of later without the scenario's position. (With a predictor the model is a label.)
+void check_model_name(MapReader& top, const Scenario& s) {
+  if (s.model.empty() || s.coefficients.empty()) return;
+  try {
+    resolve_model_path(s.model);
+  } catch (const InputError& e) {
+    top.problem(top.node("model"), e.what());
+  }
 }
 
 void read_predictor(MapReader& top, Scenario& s) {
@@ -291,6 +303,7 @@ void read_top(MapReader& top, Scenario& s, Diagnostics& d) {
   top.read("description", s.description, false);
   top.read("model", s.model, false);
   read_predictor(top, s);
+  check_model_name(top, s);
   MapReader gpu = top.child("gpu");
   gpu.read("name", s.gpu_name, false);
   gpu.read("memory_gib", s.run.gpu_memory_gib, true, 0.0, limits::kMaxGiB);

@@ -2,8 +2,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -47,6 +54,19 @@ void take(const json& obj, const char* key, T& out, bool required, Diagnostics& 
   if (it == obj.end()) {
     if (required) d.add(at + std::string(key) + " is missing. Violated constraint: required");
     return;
+  }
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    // An integer field takes an integer in T's range: a float (1e28) would be cast, past the range undefined.
+    constexpr auto max = std::numeric_limits<T>::max();
+    const bool fits = it->is_number_unsigned()  ? it->template get<uint64_t>() <= static_cast<uint64_t>(max)
+                      : it->is_number_integer() ? it->template get<int64_t>() <= static_cast<int64_t>(max) &&
+                                                      it->template get<int64_t>() >= std::numeric_limits<T>::min()
+                                                : false;
+    if (!fits) {
+      d.add(at + std::string(key) + " = " + limits::cut(it->dump()) + ". Violated constraint: an integer <= " +
+            std::to_string(max));
+      return;
+    }
   }
   try {
     out = it->get<T>();
@@ -111,6 +131,41 @@ CuptiKernelRow parse_row(const json& j, Diagnostics& d, const std::string& at) {
   return r;
 }
 
+// The output policy of io/atomic_file (docs/user-guide.md "Output files"), repeated here because kernels/ sits
+// below io/ (docs/architecture.md) and the harness, which writes these tables, may not use io/ either: an
+// exclusively created temporary file beside the target (never a stale or another writer's file), written
+// whole, fsynced, renamed over the target, and the folder fsynced; the temporary file goes when a step fails.
+// No --force here: the harness names one table per probe point and rewrites it when the point is re-measured.
+int create_temp_beside(const std::filesystem::path& target, std::string& temp) {
+  static std::atomic<unsigned> counter{0};
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    temp = target.string() + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+    const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd >= 0) return fd;
+    if (errno != EEXIST) throw Error("cannot write " + target.string() + ": " + std::strerror(errno));
+  }
+  throw Error("cannot write " + target.string() + ": 100 temporary names beside it are taken");
+}
+
+void write_and_sync(int fd, const std::string& text, const std::string& temp) {
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw Error("cannot write " + temp + ": " + std::strerror(errno));
+    done += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0) throw Error("cannot sync " + temp + ": " + std::strerror(errno));
+}
+
+// The rename is durable once the folder's entry is on disk; some file systems cannot sync a folder.
+void sync_folder(const std::filesystem::path& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  ::fsync(fd);
+  ::close(fd);
+}
+
 }  // namespace
 
 void CuptiTableBuilder::add(std::string_view name, std::string_view kind, int64_t duration_ns) {
@@ -155,16 +210,24 @@ std::string cupti_table_to_jsonl(const CuptiTable& table) {
 }
 
 void write_cupti_table(const CuptiTable& table, const std::filesystem::path& path) {
-  const std::filesystem::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << cupti_table_to_jsonl(table);
-    out.flush();
-    if (!out) throw Error("cannot write " + tmp.string());
+  const std::string text = cupti_table_to_jsonl(table);
+  const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+  std::string temp;
+  const int fd = create_temp_beside(path, temp);
+  try {
+    write_and_sync(fd, text, temp);
+  } catch (...) {
+    ::close(fd);
+    ::unlink(temp.c_str());
+    throw;
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) throw Error("cannot rename " + tmp.string() + " to " + path.string() + ": " + ec.message());
+  const bool closed = ::close(fd) == 0;
+  if (!closed || ::rename(temp.c_str(), path.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    ::unlink(temp.c_str());
+    throw Error("cannot write " + path.string() + ": " + why);
+  }
+  sync_folder(dir);
 }
 
 bool looks_like_cupti_table(std::string_view first_bytes) {

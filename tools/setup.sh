@@ -11,6 +11,7 @@ packages=(
   zlib1g-dev libbenchmark-dev libcsv-dev
   libtorch-dev   # Debian's LibTorch 1.13 (CPU): the harness builds and is tested without a GPU
   libgloo-dev    # the headers ProcessGroupGloo.hpp includes: the harness's --nproc ranks over Gloo (harness/distributed.hpp)
+  clang-14 libclang-rt-14-dev   # the sanitizer job and the fuzz targets (tools/sanitize.sh): ASan, UBSan, libFuzzer
 )
 
 missing=()

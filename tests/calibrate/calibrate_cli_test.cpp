@@ -173,3 +173,13 @@ TEST_CASE("the auto prior takes a file of the same model, GPU and tier not fitte
   CHECK(prior_of("calibrate --measurements " + same_tier.path()) == "");
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("validate on records none of which can be held out exits 2 instead of passing", "[cli][validate]") {
+  const std::string oom =
+      R"({"model": "gemma-4-26b-a4b", "gpu": "NVIDIA H200", "tier": "hf-peft/sdpa-grouped_mm", "rows": [512], "width": 512, "oom": true})";
+  const TempFile f(oom + "\n" + oom + "\n" + oom + "\n" + oom + "\n", ".jsonl");
+  const auto r = run_cli("validate --measurements " + f.path() + " --prior none");
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Contains(f.path() + ":1: no record could be held out"));
+}

@@ -124,6 +124,20 @@ TEST_CASE("drift and predict refuse a file with no record instead of passing", "
   CHECK_THAT(r.err, Contains("is a folder"));
 }
 
+TEST_CASE("drift refuses records it cannot check, and an OOM record's unknown GPU, at the record", "[cli][edge]") {
+  const std::string oom =
+      R"({"model": "gemma-4-26b-a4b", "gpu": "NVIDIA H200", "tier": "hf-peft/sdpa-grouped_mm", "rows": [512], "width": 512, "oom": true, "capacity_gib": 0})";
+  const TempFile none(oom + "\n" + oom + "\n", ".jsonl");
+  const auto r = run_cli("drift --coefficients " + kCoefficients + " --measurements " + none.path());
+  require_located_refusal(r, none.path());
+  CHECK_THAT(r.err, Contains("none of the 2 records can be checked"));
+  const TempFile unknown(std::regex_replace(oom, std::regex(R"(, "capacity_gib": 0)"), "")
+                             .replace(oom.find("NVIDIA H200"), 11, "Some GPU") + "\n", ".jsonl");
+  const auto u = run_cli("drift --coefficients " + kCoefficients + " --measurements " + unknown.path());
+  require_located_refusal(u, unknown.path());
+  CHECK_THAT(u.err, Contains("Some GPU"));
+}
+
 TEST_CASE("non-finite flags are refused", "[cli][edge]") {
   const TempFile f(kRecord + "\n", ".jsonl");
   for (const char* tolerance : {"nan", "inf", "-1"}) {

@@ -80,6 +80,18 @@ TEST_CASE("an empty corpus and a missing file are input errors", "[planner][corp
   CHECK_THROWS_AS(stepcast::io::load_corpus_file("/nonexistent/corpus.txt"), InputError);
 }
 
+TEST_CASE("the sample past the cap is refused at its line in every format", "[corpus_io][bounds]") {
+  CHECK(stepcast::io::CorpusOptions{}.max_samples == stepcast::planner::kMaxSamples);
+  stepcast::io::CorpusOptions three;
+  three.max_samples = 3;
+  CHECK(parse_corpus("5\n6\n7\n", "c.txt", three).size() == 3);
+  const std::string lengths = problems_of("5\n6\n# a comment\n7\n8\n9\n", three);
+  CHECK_THAT(lengths, Contains("c.txt:5:1: sample 4. Violated constraint: at most 3 samples"));
+  CHECK_THAT(problems_of("length\n5\n6\n7\n8\n", three), Contains("c.txt:5:1: sample 4."));
+  CHECK_THAT(problems_of("{\"length\": 5}\n{\"length\": 6}\n{\"length\": 7}\n{\"length\": 8}\n", three),
+             Contains("c.txt:4:1: sample 4."));
+}
+
 TEST_CASE("a saved corpus reads back the same", "[planner][corpus_io]") {
   auto c = parse_corpus("length,kept,root\n100,60,a\n50,50,b\n", "c.csv");
   stepcast::testing::TempFile out("", ".csv");
@@ -253,9 +265,11 @@ TEST_CASE("a truncated gzip file or a binary file is refused in words, never ech
   CHECK_THAT(p, Contains(cut.path() + ": cannot decompress the corpus"));
   CHECK(printable(p));
 
-  stepcast::testing::TempFile binary(std::string("\x7f" "ELF\x02\x01\x01\0\0\0\x03\0>\0", 16), ".bin");
+  // The first bytes of an ELF header, sized from the literal (a hand count of 16 read past its 15 bytes: ASan).
+  constexpr char kElf[] = "\x7f" "ELF\x02\x01\x01\0\0\0\x03\0>\0";
+  stepcast::testing::TempFile binary(std::string(kElf, sizeof kElf - 1), ".bin");
   const std::string b = load_problems(binary.path());
-  CHECK_THAT(b, Contains("binary data (a NUL byte at offset 7)"));
+  CHECK_THAT(b, Contains(binary.path() + ":1:8: binary data (a NUL byte at offset 7)"));
   CHECK(printable(b));
 }
 

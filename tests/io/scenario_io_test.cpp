@@ -86,6 +86,28 @@ TEST_CASE("a scenario needs exactly one predictor source", "[planner][scenario_i
   CHECK_THAT(problems_of(text), Contains("exactly one of 'coefficients'"));
 }
 
+TEST_CASE("an unknown model with coefficients is refused at the scenario's model line", "[scenario_io][model]") {
+  std::string text = kGood;
+  text.replace(text.find("predictor:"), text.find("gpu:") - text.find("predictor:"),
+               "coefficients: " STEPCAST_SCENARIOS "/coefficients/h200-hf-peft-sdpa-grouped_mm.yaml\n");
+  text.insert(text.find("name: tiny\n") + 11, "model: no-such-model\n");
+  TempFile f(text, ".yaml");
+  try {
+    stepcast::io::load_scenario(f.path());
+    FAIL("an unknown model was accepted");
+  } catch (const InputError& e) {
+    CHECK_THAT(e.what(), Contains(f.path() + ":3:8: model 'no-such-model': no such file or directory"));
+  }
+  text.replace(text.find("no-such-model"), 13, "gemma-4-26b-a4b");
+  CHECK(problems_of(text).empty());
+}
+
+TEST_CASE("with a predictor the model is only a label", "[scenario_io][model]") {
+  std::string text = kGood;
+  text.insert(text.find("name: tiny\n") + 11, "model: a-label-not-a-file\n");
+  CHECK(problems_of(text).empty());
+}
+
 TEST_CASE("synthetic corpora are checked item by item", "[planner][scenario_io]") {
   std::string text = kGood;
   const auto a = text.find("  histogram:");
@@ -162,14 +184,15 @@ TEST_CASE("run.cold_start adds the measured cold-cache one-off to start-up, once
 }
 
 TEST_CASE("corpus.length_field names a file's field; stdin stays '-'", "[scenario_io][corpus]") {
+  const TempFile corpus("{\"n_tokens\": 5}\n", ".jsonl");  // the scenario checks that its corpus file exists
   TempFile jsonl(with(kGood, R"(  histogram:
     seed: 3
     bins: [{length: 100, count: 5}, {length: 300, count: 2}])",
-                      "  file: corpora/chats.jsonl.gz\n  length_field: n_tokens"),
+                      "  file: " + corpus.path() + "\n  length_field: n_tokens"),
                  ".yaml");
   const auto s = stepcast::io::load_scenario(jsonl.path());
   CHECK(s.corpus.options.length_field == "n_tokens");
-  CHECK(s.corpus.file == stepcast::io::resolve_beside(jsonl.path(), "corpora/chats.jsonl.gz"));
+  CHECK(s.corpus.file == corpus.path());
   TempFile piped(with(kGood, R"(  histogram:
     seed: 3
     bins: [{length: 100, count: 5}, {length: 300, count: 2}])",

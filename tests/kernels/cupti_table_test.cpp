@@ -1,5 +1,7 @@
 // The CUPTI kernel-table format the harness writes: builder, writer, strict reader.
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "catch.hpp"
 #include "kernels/cupti_table.hpp"
@@ -87,4 +89,32 @@ TEST_CASE("bad tables name every problem with file:line:col", "[kernels][cupti]"
   CHECK_THROWS_AS(parse_cupti_table("{\"name\": \"k\", \"count\": 1, \"total_ns\": 1}\n", "x"), stepcast::InputError);
   CHECK_THROWS_WITH(parse_cupti_table("{\"stepcast_cupti_table\": 2}\n", "x"), Contains("== 1"));
   CHECK_THROWS_WITH(parse_cupti_table("", "x"), Contains("x:1:1: empty table"));
+}
+
+TEST_CASE("writing a table never touches a stale temporary file and leaves none behind", "[kernels][cupti]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("stepcast_cupti_write_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path table = dir / "point.jsonl";
+  std::ofstream(dir / "point.jsonl.tmp") << "a stale file from an old writer";
+  write_cupti_table(sample(), table);
+  write_cupti_table(sample(), table);  // replaces the first
+  CHECK(read_cupti_table(table).rows.size() == sample().rows.size());
+  std::ifstream stale(dir / "point.jsonl.tmp");
+  CHECK(std::string(std::istreambuf_iterator<char>(stale), {}) == "a stale file from an old writer");
+  CHECK(std::distance(fs::directory_iterator(dir), fs::directory_iterator()) == 2);  // the table and the stale file
+  CHECK_THROWS_WITH(write_cupti_table(sample(), dir / "missing" / "t.jsonl"), Contains("cannot write"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("integer fields refuse floats and values past their type, at the line", "[kernels][cupti]") {
+  const std::string header = R"({"stepcast_cupti_table": 1, "device": "NVIDIA H200", "short_threshold_ns": 1e28})";
+  CHECK_THROWS_WITH(parse_cupti_table(header + "\n", "t.jsonl"),
+                    Contains("t.jsonl:1:") && Contains("short_threshold_ns = 1e+28. Violated constraint: an integer"));
+  const std::string good = R"({"stepcast_cupti_table": 1, "device": "NVIDIA H200"})";
+  const std::string row = R"({"name": "k", "kind": "kernel", "count": 2.5, "total_ns": 10, "min_ns": 1, "max_ns": 9, "short_count": 0, "short_ns": 0})";
+  CHECK_THROWS_WITH(parse_cupti_table(good + "\n" + row + "\n", "t.jsonl"),
+                    Contains("t.jsonl:2:") && Contains("count = 2.5. Violated constraint: an integer"));
+  const std::string big = R"({"stepcast_cupti_table": 1, "compute_major": 9223372036854775807})";
+  CHECK_THROWS_WITH(parse_cupti_table(big + "\n", "t.jsonl"), Contains("compute_major") && Contains("an integer <="));
 }
