@@ -58,6 +58,8 @@ struct MeasureOptions {
   std::string length_field;    // its length field (JSON Lines key, CSV column)
   std::string run_synthetic;   // "SAMPLES:SEED": harness::finetune_mix
   std::string policy;
+  std::string packer = "next-fit";           // pack only
+  std::string pack_attention = "block-mask"; // pack and padding-free
   int64_t micro_batch = 1;
   int64_t accumulation = 1;
   int64_t max_length = 4096;
@@ -69,6 +71,7 @@ struct MeasureOptions {
   std::string strategy = "ddp";
   int rank = -1;               // set by the launcher (cli/measure_ranks.hpp), never by people
   std::string rendezvous;      // the launcher's FileStore path
+  int64_t run_kernels = -1;    // micro-batch whose kernel table is captured after the run (-1: none)
 };
 
 std::vector<harness::Shape> parse_shapes(const MeasureOptions& o) {
@@ -158,17 +161,25 @@ std::pair<harness::RunOptions, planner::Corpus> run_setup(const MeasureOptions& 
           "(its first-seen shapes must be new to the process)");
   const auto policy = planner::parse_policy(o.policy);
   if (!policy) d.add("--policy '" + o.policy + "'. Violated constraint: a planner policy (pad-to-longest, bucket-to-pair, ...)");
+  const auto packer = planner::parse_packer(o.packer);
+  if (!packer) d.add("--packer '" + o.packer + "'. Violated constraint: next-fit, ffd or multipack");
+  const auto pack_attention = planner::parse_pack_attention(o.pack_attention);
+  if (!pack_attention) d.add("--pack-attention '" + o.pack_attention + "'. Violated constraint: varlen, block-mask or cross");
   d.throw_if_any();
   harness::RunOptions r;
   r.model_label = shape.name;
   r.tier = o.tiers.empty() ? std::string(harness::kDefaultTier) : o.tiers.front();
   r.batching.policy = *policy;
   r.batching.micro_batch = o.micro_batch;
+  r.batching.packer = *packer;
+  r.batching.pack_attention = *pack_attention;
   r.batching.max_length = o.max_length;
   r.pad_to_multiple_of = o.pad_to_multiple_of;
   r.accumulation = o.accumulation;
   r.token_seed = static_cast<uint64_t>(o.seed);
   r.id = o.run_id;
+  r.kernel_batch = o.run_kernels;
+  r.kernel_dir = o.kernel_dir;
   r.out = o.out;
   r.command = o.command;
   planner::Corpus corpus;
@@ -212,7 +223,9 @@ void run_one_run(const MeasureOptions& o, const model::ModelShape& shape) {
             << corpus.size() << " samples\n";
   harness::Model model(shape, build);
   report_model(model, shape, build.device);
-  const harness::RunSummary s = harness::run_recorded(model, corpus, run, dev);
+  // The collector exists only when a table is asked for: the run itself is timed as people launch it.
+  std::unique_ptr<harness::ActivitySource> activity = run.kernel_batch >= 0 ? harness::make_cupti_source() : nullptr;
+  const harness::RunSummary s = harness::run_recorded(model, corpus, run, dev, activity.get());
   if (o.rank > 0) return;  // rank 0 speaks for the group; every rank's records are in --out
   if (o.format == Format::json) {
     report::print_json(std::cout, "measure", nlohmann::json{{"out", o.out},
@@ -223,6 +236,7 @@ void run_one_run(const MeasureOptions& o, const model::ModelShape& shape) {
                                 {"total_s", s.total_s},
                                 {"optimizer_s", s.optimizer_s},
                                 {"world_size", o.nproc},
+                                {"kernel_table", s.kernel_table},
                                 {"gpu", dev.name}});
   } else {
     std::cout << "run " << s.id << ": " << s.micro_batches << " micro-batches, " << s.optimizer_steps
@@ -350,13 +364,19 @@ void add_measure_command(CLI::App& app) {
   cmd->add_option("--run-synthetic", opts->run_synthetic,
                   "Run probe: SAMPLES:SEED of the synthetic fine-tuning mix (median ~700 tokens, docs/harness.md)");
   cmd->add_option("--policy", opts->policy, "Run probe: batching policy (planner), e.g. pad-to-longest, bucket-to-pair");
+  cmd->add_option("--packer", opts->packer, "Run probe, --policy pack: next-fit, ffd or multipack")->capture_default_str();
+  cmd->add_option("--pack-attention", opts->pack_attention,
+                  "Run probe, --policy pack or padding-free: how documents meet (varlen, block-mask, cross)")
+      ->capture_default_str();
   cmd->add_option("--micro-batch", opts->micro_batch, "Run probe: rows per micro-batch")->capture_default_str();
   cmd->add_option("--accumulation", opts->accumulation, "Run probe: micro-batches per optimizer step")->capture_default_str();
   cmd->add_option("--max-length", opts->max_length, "Run probe: samples truncated to this many tokens")->capture_default_str();
   cmd->add_option("--pad-to-multiple-of", opts->pad_to_multiple_of, "Run probe: round each width up to a multiple (1: off)")
       ->capture_default_str();
   cmd->add_option("--shuffle-seed", opts->shuffle_seed, "Run probe: seed of the policy's shuffles (default: the synthetic SEED, or 0)");
-  cmd->add_option("--run-id", opts->run_id, "Run probe: the run's id (default CORPUS/POLICY[/pad-M])");
+  cmd->add_option("--run-kernels", opts->run_kernels,
+                  "Run probe: after the run, micro-batch K once more under CUPTI, its kernel table in --kernel-dir");
+  cmd->add_option("--run-id", opts->run_id, "Run probe: the run's id (default CORPUS/POLICY[/PACKER][/ATTENTION][/pad-M])");
   cmd->add_option("--nproc", opts->nproc, "Run probe on N processes over c10d (Gloo), each with its DistributedSampler shard")
       ->check(CLI::Range(1, 64))->capture_default_str();
   cmd->add_option("--strategy", opts->strategy, "With --nproc: ddp (bucketed gradient all-reduce)")

@@ -9,6 +9,7 @@
 #include <limits>
 #include <set>
 
+#include "harness/device.hpp"
 #include "model/errors.hpp"
 #include "model/modules.hpp"
 
@@ -20,6 +21,9 @@
 #define STEPCAST_HAS_SDPA_GQA STEPCAST_TORCH_AT_LEAST(2, 5)   // enable_gqa
 #define STEPCAST_HAS_SDPA_CUDNN STEPCAST_TORCH_AT_LEAST(2, 3) // setSDPUseCuDNN
 #define STEPCAST_HAS_GROUPED_MM STEPCAST_TORCH_AT_LEAST(2, 9) // at::_grouped_mm with autograd
+// at::_flash_attention_forward / _backward with window_size_left/right and at::_efficient_attention_forward
+// / _backward with cumulative offsets (signatures in scenarios/measurements/h200-api-probe.txt, PyTorch 2.11).
+#define STEPCAST_HAS_VARLEN (TORCH_VERSION_MAJOR >= 2 && STEPCAST_TORCH_AT_LEAST(2, 5))
 
 namespace stepcast::harness {
 namespace {
@@ -91,13 +95,16 @@ struct Layer {
 };
 
 struct Rope {
-  Tensor cos, sin;  // [W, head_dim] in the model dtype
+  Tensor cos, sin;  // [W, head_dim], or [R, W, head_dim] for packed rows, in the model dtype
 };
 
 struct LayerPlan {
-  Tensor mask;          // undefined on the is_causal path
+  Tensor mask;          // undefined on the is_causal and varlen paths
   bool is_causal = false;
   bool expand_kv = false;
+  bool varlen = false;           // documents by cumulative offsets (packed rows, attention mode varlen)
+  bool varlen_flash = false;     // flash's entry point; else the efficient kernel's
+  int64_t window = 0;            // keys per query on the varlen path (0: unlimited)
 };
 
 // Everything one forward needs and a checkpointed backward needs again.
@@ -107,6 +114,8 @@ struct StepContext {
   std::set<std::string> backend_recorded;
   std::deque<SegmentFn> segments;  // deque: stable addresses for CheckpointFunction
   bool training = true;
+  Tensor cu_seqlens;               // packed batches: the segments' cumulative offsets (varlen) ...
+  int64_t max_segment = 0;         // ... and the longest segment
 };
 
 Tensor rms_norm(const Tensor& x, const Tensor& weight, double eps) {
@@ -122,14 +131,16 @@ Tensor rotate_half(const Tensor& x) {
 }
 
 Tensor apply_rope(const Tensor& x, const Rope& rope) {  // x [R, W, H, D]
-  const Tensor cos = rope.cos.unsqueeze(0).unsqueeze(2);
-  const Tensor sin = rope.sin.unsqueeze(0).unsqueeze(2);
+  const bool per_row = rope.cos.dim() == 3;  // packed rows: positions differ per row
+  const Tensor cos = per_row ? rope.cos.unsqueeze(2) : rope.cos.unsqueeze(0).unsqueeze(2);
+  const Tensor sin = per_row ? rope.sin.unsqueeze(2) : rope.sin.unsqueeze(0).unsqueeze(2);
   return x * cos + rotate_half(x) * sin;
 }
 
 // "Proportional" partial RoPE as transformers builds it for Gemma-4's global layers: frequencies over the
 // full head_dim, the first partial_rotary_factor share rotating, the rest with frequency 0 (identity).
-Rope make_rope(const model::AttentionSpec& spec, int64_t width, torch::Dtype dtype, const torch::Device& device) {
+// `positions`: [W] or [R, W] token positions (packed rows restart them at each document).
+Rope make_rope(const model::AttentionSpec& spec, const Tensor& positions, torch::Dtype dtype, const torch::Device& device) {
   const int64_t half = spec.head_dim / 2;
   const auto rotating = static_cast<int64_t>(std::floor(spec.partial_rotary_factor * static_cast<double>(half)));
   auto f32 = torch::TensorOptions().dtype(torch::kFloat).device(device);
@@ -138,7 +149,7 @@ Rope make_rope(const model::AttentionSpec& spec, int64_t width, torch::Dtype dty
     Tensor i = torch::arange(rotating, f32);
     inv_freq.narrow(0, 0, rotating).copy_(torch::pow(spec.rope_theta, -2.0 * i / static_cast<double>(spec.head_dim)));
   }
-  Tensor freqs = torch::outer(torch::arange(width, f32), inv_freq);
+  Tensor freqs = positions.to(torch::kFloat).unsqueeze(-1) * inv_freq;
   Tensor emb = torch::cat({freqs, freqs}, -1);
   return Rope{emb.cos().to(dtype), emb.sin().to(dtype)};
 }
@@ -174,7 +185,146 @@ Tensor math_attention(const Tensor& q, const Tensor& k, const Tensor& v, const T
   return torch::matmul(torch::softmax(scores, -1).to(q.scalar_type()), v);
 }
 
+#if STEPCAST_HAS_VARLEN
+// Causal attention over the documents of a flattened batch, by cumulative offsets: q [T, H, D], k and v
+// [T, KV, D] (flash takes KV < H natively; the efficient kernel gets them expanded). Forward saves the output
+// and its logsumexp, backward calls the kernel's own backward (as PyTorch's SDPA autograd does).
+// custom_mask_type 1 = causal from the top-left of each document (efficient kernel).
+struct VarlenAttention : public torch::autograd::Function<VarlenAttention> {
+  static Tensor forward(torch::autograd::AutogradContext* ctx, Tensor q, Tensor k, Tensor v, Tensor cu_seqlens,
+                        int64_t max_seqlen, double scale, int64_t window, bool flash) {
+    const std::optional<int64_t> left = window > 0 ? std::optional<int64_t>(window - 1) : std::nullopt;
+    const std::optional<int64_t> right = window > 0 ? std::optional<int64_t>(0) : std::nullopt;
+    Tensor out, lse, rng_a, rng_b;
+    if (flash) {
+      std::tie(out, lse, rng_a, rng_b, std::ignore) = at::_flash_attention_forward(
+          q, k, v, cu_seqlens, cu_seqlens, max_seqlen, max_seqlen, 0.0, true, false, scale, left, right);
+    } else {
+      std::tie(out, lse, rng_a, rng_b, std::ignore, std::ignore) = at::_efficient_attention_forward(
+          q.unsqueeze(0), k.unsqueeze(0), v.unsqueeze(0), std::nullopt, cu_seqlens, cu_seqlens, max_seqlen,
+          max_seqlen, 0.0, 1, true, scale);
+      out = out.squeeze(0);
+    }
+    ctx->save_for_backward({q, k, v, out, lse, cu_seqlens, rng_a, rng_b});
+    ctx->saved_data["max_seqlen"] = max_seqlen;
+    ctx->saved_data["scale"] = scale;
+    ctx->saved_data["window"] = window;
+    ctx->saved_data["flash"] = flash;
+    return out;
+  }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const Tensor &q = saved[0], &k = saved[1], &v = saved[2], &out = saved[3], &lse = saved[4], &cu = saved[5];
+    const int64_t max_seqlen = ctx->saved_data["max_seqlen"].toInt();
+    const double scale = ctx->saved_data["scale"].toDouble();
+    const int64_t window = ctx->saved_data["window"].toInt();
+    const Tensor grad = grads[0].contiguous();
+    Tensor dq, dk, dv;
+    if (ctx->saved_data["flash"].toBool()) {
+      const std::optional<int64_t> left = window > 0 ? std::optional<int64_t>(window - 1) : std::nullopt;
+      const std::optional<int64_t> right = window > 0 ? std::optional<int64_t>(0) : std::nullopt;
+      std::tie(dq, dk, dv) = at::_flash_attention_backward(grad, q, k, v, out, lse, cu, cu, max_seqlen, max_seqlen,
+                                                           0.0, true, saved[6], saved[7], scale, left, right);
+    } else {
+      std::tie(dq, dk, dv, std::ignore) = at::_efficient_attention_backward(
+          grad.unsqueeze(0), q.unsqueeze(0), k.unsqueeze(0), v.unsqueeze(0), std::nullopt, out.unsqueeze(0), cu, cu,
+          max_seqlen, max_seqlen, lse, 0.0, saved[6], saved[7], 1, false, scale);
+      dq = dq.squeeze(0);
+      dk = dk.squeeze(0);
+      dv = dv.squeeze(0);
+    }
+    return {dq, dk, dv, Tensor(), Tensor(), Tensor(), Tensor(), Tensor()};
+  }
+};
+#endif
+
+// [T, KV, D] -> [T, KV * n_rep, D], each K/V head repeated for its query heads (repeat_kv's order).
+[[maybe_unused]] Tensor repeat_kv_flat(const Tensor& x, int64_t n_rep) {
+  if (n_rep == 1) return x;
+  const auto s = x.sizes();
+  return x.unsqueeze(2).expand({s[0], s[1], n_rep, s[2]}).reshape({s[0], s[1] * n_rep, s[2]});
+}
+
+// A packed batch's segments: each row's documents, then its pad tail (if any) as one more segment.
+struct Segments {
+  Tensor positions, ids;         // [R, W] int64 on the CPU
+  std::vector<int32_t> cumulative;  // over the flattened batch, starting at 0
+  int64_t longest = 0;
+};
+
+Segments packed_segments(const std::vector<std::vector<int64_t>>& documents, int64_t width) {
+  const auto n = static_cast<int64_t>(documents.size());
+  Segments s;
+  s.positions = torch::empty({n, width}, torch::kLong);
+  s.ids = torch::empty({n, width}, torch::kLong);
+  s.cumulative.push_back(0);
+  int64_t id = 0;
+  for (int64_t r = 0; r < n; ++r) {
+    std::vector<int64_t> lengths = documents[static_cast<size_t>(r)];
+    int64_t used = 0;
+    for (int64_t len : lengths) used += len;
+    if (used < width) lengths.push_back(width - used);
+    int64_t start = 0;
+    for (int64_t len : lengths) {
+      s.positions[r].narrow(0, start, len).copy_(torch::arange(len, torch::kLong));
+      s.ids[r].narrow(0, start, len).fill_(id++);
+      s.cumulative.push_back(static_cast<int32_t>(s.cumulative.back() + len));
+      s.longest = std::max(s.longest, len);
+      start += len;
+    }
+  }
+  return s;
+}
+
 }  // namespace
+
+Batch make_packed_batch(const std::vector<std::vector<int64_t>>& documents, int64_t width, int64_t vocab_size,
+                        uint64_t seed, const torch::Device& device, model::DocumentAttention attention) {
+  Diagnostics d;
+  std::vector<int64_t> rows;
+  for (size_t r = 0; r < documents.size(); ++r) {
+    int64_t tokens = 0;
+    if (documents[r].empty()) d.add("documents[" + std::to_string(r) + "] is empty. Violated constraint: >= 1 document a row");
+    for (int64_t len : documents[r]) {
+      if (len < 1) d.add("documents[" + std::to_string(r) + "] holds a document of " + std::to_string(len) +
+                         " tokens. Violated constraint: >= 1 token");
+      tokens += len;
+    }
+    rows.push_back(tokens);
+  }
+  d.throw_if_any();
+  Batch b = make_batch(rows, width, vocab_size, seed, torch::kCPU);
+  for (size_t r = 0; r < documents.size(); ++r) {
+    int64_t start = 0;
+    for (size_t i = 0; i < documents[r].size(); ++i) {
+      if (i > 0) b.labels[static_cast<int64_t>(r)][start] = -100;  // not predicted from the previous document
+      b.kept_tokens -= i > 0 ? 1 : 0;
+      start += documents[r][i];
+    }
+  }
+  const Segments s = packed_segments(documents, width);
+  b.documents = documents;
+  b.attention = attention;
+  b.input_ids = b.input_ids.to(device);
+  b.labels = b.labels.to(device);
+  b.positions = s.positions.to(device);
+  b.segments = s.ids.to(device);
+  b.cu_seqlens = torch::tensor(s.cumulative, torch::kInt).to(device);
+  b.max_segment = s.longest;
+  return b;
+}
+
+torch::Tensor document_mask(const Batch& b, int64_t window) {
+  const int64_t width = b.width;
+  Tensor idx = torch::arange(width, torch::TensorOptions().dtype(torch::kLong).device(b.segments.device()));
+  Tensor q = idx.view({width, 1});
+  Tensor k = idx.view({1, width});
+  Tensor allowed = k.le(q);
+  if (window > 0) allowed = allowed.logical_and(k.gt(q - window));  // within a document: its own positions
+  Tensor same = b.segments.unsqueeze(2).eq(b.segments.unsqueeze(1));  // [R, W, W]
+  return same.logical_and(allowed.unsqueeze(0)).unsqueeze(1);
+}
 
 Batch make_batch(const std::vector<int64_t>& rows, int64_t width, int64_t vocab_size, uint64_t seed,
                  const torch::Device& device) {
@@ -251,9 +401,15 @@ struct Model::Impl {
   std::unique_ptr<StepContext> ctx;
   std::set<std::pair<int64_t, int64_t>> shapes_run;  // rows x width of every forward
   int64_t forwards = 0;
+  int sm = 0;  // the device's compute capability (90 on the H200; 0 on the CPU): which varlen kernels exist
+
+  static int compute_capability(const torch::Device& device) {
+    const DeviceInfo d = device_info(device);
+    return d.cuda ? d.compute_major * 10 + d.compute_minor : 0;
+  }
 
   Impl(const model::ModelShape& s, const BuildOptions& o)
-      : shape(s), family(shape.family), opt(o), checkpointing(o.checkpointing) {
+      : shape(s), family(shape.family), opt(o), checkpointing(o.checkpointing), sm(compute_capability(o.device)) {
     wopt = torch::TensorOptions().dtype(opt.dtype).device(opt.device);
     torch::NoGradGuard no_grad;
     torch::manual_seed(opt.seed);
@@ -405,6 +561,25 @@ struct Model::Impl {
 #endif
   }
 
+  // q [R, W, H, D], k and v [R, W, KV, D]: the batch flattened to its tokens, documents by cumulative offsets.
+  Tensor varlen_attention(const Tensor& q, const Tensor& k, const Tensor& v, const LayerPlan& plan, int64_t n_rep,
+                          double scale, StepContext& c) const {
+#if STEPCAST_HAS_VARLEN
+    const Tensor& cu = c.cu_seqlens;
+    auto flat = [](const Tensor& t) { return t.reshape({-1, t.size(2), t.size(3)}).contiguous(); };
+    Tensor kf = flat(k), vf = flat(v);
+    if (plan.expand_kv) {
+      kf = repeat_kv_flat(kf, n_rep).contiguous();
+      vf = repeat_kv_flat(vf, n_rep).contiguous();
+    }
+    return VarlenAttention::apply(flat(q), kf, vf, cu, c.max_segment, scale, plan.window, plan.varlen_flash);
+#else
+    (void)q; (void)k; (void)v; (void)plan; (void)n_rep; (void)scale; (void)c;
+    throw InputError("attention 'varlen' needs LibTorch >= 2.5 with CUDA; this LibTorch is " +
+                     std::string(TORCH_VERSION) + ". Violated constraint: --pack-attention block-mask");
+#endif
+  }
+
   Tensor attention(const AttentionBlock& b, const Tensor& x, StepContext& c) {
     const auto& s = b.spec;
     const int64_t rows = x.size(0), width = x.size(1);
@@ -422,12 +597,16 @@ struct Model::Impl {
     v = v.transpose(1, 2);
     const LayerPlan& plan = c.plan.at(s.type);
     const int64_t n_rep = s.num_heads / s.num_kv_heads;
+    const double scale = family.attention_scale > 0 ? family.attention_scale
+                                                    : 1.0 / std::sqrt(static_cast<double>(s.head_dim));
+    if (plan.varlen) {
+      Tensor out = varlen_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), plan, n_rep, scale, c);
+      return apply(b.o, out.reshape({rows, width, s.num_heads * s.head_dim}), c.training);
+    }
     if (plan.expand_kv) {
       k = repeat_kv(k, n_rep);
       v = repeat_kv(v, n_rep);
     }
-    const double scale = family.attention_scale > 0 ? family.attention_scale
-                                                    : 1.0 / std::sqrt(static_cast<double>(s.head_dim));
     Tensor out = sdpa(q, k, v, plan, !plan.expand_kv && n_rep > 1, scale, s.type, c);
     out = out.transpose(1, 2).reshape({rows, width, s.num_heads * s.head_dim});
     return apply(b.o, out, c.training);
@@ -551,18 +730,43 @@ struct Model::Impl {
     return h;
   }
 
+  // The cost model's rule for one layer (model::plan_layer_at): the mask path and K/V expansion that are
+  // predicted are the ones run. sm 0: the backend is the dispatcher's to choose here (recorded below), not
+  // predicted. Packed rows take their document attention's path; only varlen needs the device's sm, which
+  // decides whether a varlen kernel exists at all (docs/planner.md).
+  model::LayerPlan layer_rule(const Batch& b, const Tier& tier, const model::AttentionSpec& spec) const {
+    if (!b.packed()) return model::plan_layer_at(tier, spec, b.padded, 0, b.width);
+    model::MicroBatch mb;
+    mb.rows = b.rows;
+    mb.width = b.width;
+    mb.packed = true;
+    mb.attention = b.attention;
+    const model::AttentionPath path = model::attention_path(mb);
+    return model::plan_layer_at(tier, spec, path, path == model::AttentionPath::varlen ? sm : 0, b.width);
+  }
+
+  // A packed row's explicit mask is block-diagonal (documents apart) unless documents attend to each other.
+  Tensor explicit_mask_for(const Batch& b, int64_t window) const {
+    if (b.packed() && b.attention != model::DocumentAttention::cross) return document_mask(b, window);
+    return attention_mask(b.rows, b.width, window, opt.device);
+  }
+
   void plan(const Batch& b, const Tier& tier, StepContext& c) {
     info.clear();
+    c.cu_seqlens = b.cu_seqlens;
+    c.max_segment = b.max_segment;
+    const Tensor positions = b.packed() ? b.positions : torch::arange(b.width, torch::TensorOptions().device(opt.device));
     for (const auto& spec : shape.layers) {
       if (c.plan.count(spec.type)) continue;
-      c.rope[spec.type] = make_rope(spec, b.width, opt.dtype, opt.device);
-      // The cost model's rule (model::plan_layer_at): the mask path and K/V expansion that are predicted are
-      // the ones run. sm 0: the backend is the dispatcher's to choose here (recorded below), not predicted.
-      const model::LayerPlan rule = model::plan_layer_at(tier, spec, b.padded, 0, b.width);
-      const bool explicit_mask = rule.explicit_mask;
+      c.rope[spec.type] = make_rope(spec, positions, opt.dtype, opt.device);
+      const model::LayerPlan rule = layer_rule(b, tier, spec);
+      const bool explicit_mask = rule.explicit_mask && !rule.varlen;
       LayerPlan p;
-      p.is_causal = !explicit_mask;
-      if (explicit_mask) p.mask = attention_mask(b.rows, b.width, spec.window, opt.device);
+      p.varlen = rule.varlen;
+      p.varlen_flash = rule.backend == model::Backend::flash;
+      p.window = spec.window;
+      p.is_causal = !explicit_mask && !rule.varlen;
+      if (explicit_mask) p.mask = explicit_mask_for(b, spec.window);
 #if STEPCAST_HAS_SDPA_GQA
       p.expand_kv = rule.expand_kv;
 #else
@@ -570,9 +774,9 @@ struct Model::Impl {
 #endif
       c.plan[spec.type] = p;
       LayerTypeInfo& li = info[spec.type];
-      li.mask_path = explicit_mask ? "explicit" : "is_causal";
+      li.mask_path = p.varlen ? "varlen" : explicit_mask ? "explicit" : "is_causal";
       li.gqa_expanded = p.expand_kv && spec.num_heads != spec.num_kv_heads;
-      li.backend = "not-queried";
+      li.backend = p.varlen ? (p.varlen_flash ? "flash" : "efficient") : "not-queried";
     }
   }
 

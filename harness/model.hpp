@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "harness/tier.hpp"
+#include "model/batch.hpp"
 #include "model/shape.hpp"
 
 namespace stepcast::harness {
@@ -49,10 +50,30 @@ struct Batch {
   int64_t width = 0;
   bool padded = false;
   int64_t kept_tokens = 0;  // sum over rows of (length - 1): positions with a next-token label
+  // Packed rows (make_packed_batch): each row's documents, and how they meet in attention. A row's pad tail
+  // (a pack row wider than its documents) is one more segment, never a document. Empty: one document a row.
+  std::vector<std::vector<int64_t>> documents;
+  model::DocumentAttention attention = model::DocumentAttention::block_mask;
+  torch::Tensor positions;    // [R, W] int64, restarting at 0 in each segment (RoPE); undefined when unpacked
+  torch::Tensor segments;     // [R, W] int64, the segment index of each token, unique over the batch
+  torch::Tensor cu_seqlens;   // [segments + 1] int32, cumulative segment lengths over the flattened batch
+  int64_t max_segment = 0;    // the longest segment (the varlen kernels' max_seqlen)
+  bool packed() const { return !documents.empty(); }
 };
 
 Batch make_batch(const std::vector<int64_t>& rows, int64_t width, int64_t vocab_size, uint64_t seed,
                  const torch::Device& device);
+
+// Rows of several documents each (`documents[r]` adds up to row r's tokens, at most `width`), as TRL's
+// DataCollatorWithFlattening gives them: positions restart at each document, and the first token of a
+// document is not a label (its previous token is the last of another document). Tokens as make_batch's.
+Batch make_packed_batch(const std::vector<std::vector<int64_t>>& documents, int64_t width, int64_t vocab_size,
+                        uint64_t seed, const torch::Device& device, model::DocumentAttention attention);
+
+// The block-diagonal causal mask [R, 1, W, W] of a packed batch, true where query i may attend key j: same
+// segment, causal, within `window` keys (0 = unlimited). What transformers builds from restarting
+// position_ids under sdpa; the pad tail attends to itself only, so no row is fully masked.
+torch::Tensor document_mask(const Batch& batch, int64_t window);
 
 // Boolean attention mask [R, 1, W, W], true where query i may attend key j: causal, within `window`
 // keys (0 = unlimited) and not a pad key. A pad query also sees itself so that no row is fully masked
@@ -63,7 +84,7 @@ torch::Tensor attention_mask(const std::vector<int64_t>& rows, int64_t width, in
 // What one layer type got in the last forward: the mask path and the SDPA backend chosen
 // (at::_fused_sdp_choice: 0 math, 1 flash, 2 efficient, 3 cuDNN), and whether K/V were expanded.
 struct LayerTypeInfo {
-  std::string mask_path;  // "is_causal" or "explicit"
+  std::string mask_path;  // "is_causal", "explicit" or "varlen" (documents by cumulative offsets)
   std::string backend;    // "math", "flash", "efficient", "cudnn", "overrideable", or "not-queried"
   bool gqa_expanded = false;
 };

@@ -1,5 +1,6 @@
 #include "harness/run_probe.hpp"
 
+#include <cctype>
 #include <chrono>
 #include <filesystem>
 #include <iomanip>
@@ -11,6 +12,7 @@
 #include "calibrate/records.hpp"
 #include "calibrate/run_records.hpp"
 #include "harness/probes.hpp"
+#include "kernels/cupti_table.hpp"
 #include "model/errors.hpp"
 
 namespace stepcast::harness {
@@ -60,6 +62,81 @@ planner::BatchingSpec batching_spec(const RunOptions& o) {
   return spec;
 }
 
+// Each row's documents, from the schedule's flat document lengths (row after row, a row's documents adding
+// up to its tokens).
+std::vector<std::vector<int64_t>> documents_per_row(const model::MicroBatch& mb) {
+  std::vector<std::vector<int64_t>> rows(mb.rows.size());
+  size_t next = 0;
+  for (size_t r = 0; r < mb.rows.size(); ++r) {
+    int64_t tokens = 0;
+    while (tokens < mb.rows[r] && next < mb.document_lengths.size()) {
+      rows[r].push_back(mb.document_lengths[next]);
+      tokens += mb.document_lengths[next++];
+    }
+    if (tokens != mb.rows[r])
+      throw Error("run probe: row " + std::to_string(r) + "'s documents add up to " + std::to_string(tokens) +
+                  " tokens, not its " + std::to_string(mb.rows[r]) + " (planner::Schedule::fill)");
+  }
+  return rows;
+}
+
+Batch micro_batch(const model::MicroBatch& mb, int64_t vocab, uint64_t seed, const torch::Device& device) {
+  const std::vector<int64_t> rows(mb.rows.begin(), mb.rows.end());
+  if (!mb.packed) return make_batch(rows, mb.width, vocab, seed, device);
+  return make_packed_batch(documents_per_row(mb), mb.width, vocab, seed, device, mb.attention);
+}
+
+// What a packed run adds to each micro-batch's `run` object: packer, attention mode, documents per row.
+void add_packing(nlohmann::json& run, const RunOptions& o, const Batch& batch) {
+  if (!batch.packed()) return;
+  if (o.batching.policy == planner::Policy::pack) run["packer"] = planner::packer_name(o.batching.packer);
+  run["pack_attention"] = planner::pack_attention_name(batch.attention);
+  nlohmann::json per_row = nlohmann::json::array();
+  for (const auto& docs : batch.documents) per_row.push_back(docs);
+  run["documents"] = per_row;
+}
+
+std::filesystem::path run_kernel_dir(const RunOptions& o) {
+  if (!o.kernel_dir.empty()) return o.kernel_dir;
+  std::string base = o.out;
+  if (base.size() > 6 && base.substr(base.size() - 6) == ".jsonl") base.resize(base.size() - 6);
+  return base + ".kernels";
+}
+
+std::string file_safe(std::string s) {
+  for (char& c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
+  return s;
+}
+
+// One more step of a micro-batch under the activity source, after the run: its kernel table.
+std::filesystem::path capture_run_kernels(Model& model, const Batch& batch, const Tier& tier, const RunOptions& o,
+                                          const DeviceInfo& dev, ActivitySource& activity) {
+  model.zero_grad();
+  activity.start();
+  model.step(batch, tier);
+  const std::vector<ActivityRecord> records = activity.stop();
+  model.zero_grad();
+  kernels::CuptiTableHeader header;
+  header.device = dev.name;
+  header.compute_major = dev.compute_major;
+  header.compute_minor = dev.compute_minor;
+  header.num_sms = dev.num_sms;
+  header.steps = 1;
+  std::string rows;
+  for (int64_t r : batch.rows) {
+    if (!rows.empty()) rows += ',';
+    rows += std::to_string(r);
+  }
+  header.label = o.model_label + " run " + run_id(o) + " micro-batch " + std::to_string(o.kernel_batch) + " " +
+                 std::to_string(batch.rows.size()) + "x" + std::to_string(batch.width) + " rows=" + rows + " " + o.tier;
+  const std::filesystem::path dir = run_kernel_dir(o);
+  std::filesystem::create_directories(dir);
+  const std::filesystem::path file = dir / (file_safe("run_" + run_id(o) + "_mb" + std::to_string(o.kernel_batch)) + ".jsonl");
+  kernels::write_cupti_table(build_kernel_table(records, header), file);
+  return file;
+}
+
 std::vector<int32_t> corpus_order_lengths(const planner::Corpus& corpus) {
   return corpus.lengths;  // corpus order, as the file or generator gave them (the schema's corpus_lengths)
 }
@@ -79,15 +156,14 @@ planner::SyntheticSpec finetune_mix(int64_t samples, uint64_t seed, int64_t max_
 std::string run_id(const RunOptions& o) {
   if (!o.id.empty()) return o.id;
   std::string id = o.corpus_label + "/" + planner::policy_name(o.batching.policy);
+  if (o.batching.policy == planner::Policy::pack) id += "/" + planner::packer_name(o.batching.packer);
+  if (planner::packs(o.batching.policy)) id += "/" + planner::pack_attention_name(o.batching.pack_attention);
   if (o.pad_to_multiple_of > 1) id += "/pad-" + std::to_string(o.pad_to_multiple_of);
   return id;
 }
 
 void check_run(const planner::Corpus& corpus, const RunOptions& o) {
   Diagnostics d;
-  if (planner::packs(o.batching.policy))
-    d.add("--policy " + planner::policy_name(o.batching.policy) +
-          ". Violated constraint: a policy without packed rows (the harness builds no document masks)");
   if (o.accumulation < 1) d.add("--accumulation = " + std::to_string(o.accumulation) + ". Violated constraint: >= 1");
   if (o.batching.max_length < 2) d.add("--max-length = " + std::to_string(o.batching.max_length) + ". Violated constraint: >= 2");
   planner::BatchingSpec spec = o.batching;
@@ -112,7 +188,8 @@ void check_run(const planner::Corpus& corpus, const RunOptions& o) {
   d.throw_if_any();
 }
 
-RunSummary run_recorded(Model& model, const planner::Corpus& corpus, const RunOptions& o, const DeviceInfo& dev) {
+RunSummary run_recorded(Model& model, const planner::Corpus& corpus, const RunOptions& o, const DeviceInfo& dev,
+                        ActivitySource* activity) {
   check_run(corpus, o);
   const planner::Schedule schedule = planner::build_schedule(corpus, batching_spec(o), o.accumulation);
   const Tier tier = parse_tier(o.tier);
@@ -143,7 +220,7 @@ RunSummary run_recorded(Model& model, const planner::Corpus& corpus, const RunOp
     summary.distinct_shapes += first_seen ? 1 : 0;
     if (dev.cuda) reset_peak(device);
     const auto t0 = std::chrono::steady_clock::now();
-    const Batch batch = make_batch(rows, mb.width, vocab, o.token_seed + static_cast<uint64_t>(b), device);
+    const Batch batch = micro_batch(mb, vocab, o.token_seed + static_cast<uint64_t>(b), device);
     const torch::Tensor loss = model.step(batch, tier, 1.0 / static_cast<double>(o.accumulation));
     const double host_s = seconds_since(t0);
     synchronize(device);
@@ -173,14 +250,22 @@ RunSummary run_recorded(Model& model, const planner::Corpus& corpus, const RunOp
     fields.elapsed_s = elapsed;
     fields.corpus_lengths = b == 0 ? corpus_order_lengths(corpus) : std::vector<int32_t>{};
     rec.extra["run"] = calibrate::run_json(fields);
+    add_packing(rec.extra["run"], o, batch);
     calibrate::append_record(o.out, rec);
     summary.total_s = elapsed;
     ++summary.micro_batches;
     if (o.progress)
       std::cerr << "[run " << summary.id << "] micro-batch " << b + 1 << "/" << n << " " << rows.size() << "x"
-                << mb.width << (first_seen ? " first-seen" : "") << ": " << fixed(step_s, 3) << " s"
+                << mb.width << (batch.packed() ? " (" + std::to_string(mb.documents) + " documents)" : "")
+                << (first_seen ? " first-seen" : "") << ": " << fixed(step_s, 3) << " s"
                 << (optimizer_s ? ", optimizer " + fixed(*optimizer_s, 3) + " s" : "") << ", elapsed "
                 << fixed(elapsed, 1) << " s" << std::endl;
+  }
+  if (activity != nullptr && o.kernel_batch >= 0 && o.kernel_batch < n) {
+    schedule.fill(o.kernel_batch, mb);
+    const Batch batch = micro_batch(mb, vocab, o.token_seed + static_cast<uint64_t>(o.kernel_batch), device);
+    summary.kernel_table = capture_run_kernels(model, batch, tier, o, dev, *activity).string();
+    if (o.progress) std::cerr << "[run " << summary.id << "] kernel table " << summary.kernel_table << std::endl;
   }
   return summary;
 }

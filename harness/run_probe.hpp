@@ -3,7 +3,7 @@
 // code (planner::build_schedule, the micro-batches the planner simulates), one record per micro-batch in
 // the recorded-run schema of calibrate/run_records.hpp. No warm-up: the run is measured as people launch
 // it, first-seen shapes, optimizer state creation and all. Per micro-batch: collate (rows right-padded to
-// the width, labels -100 on pads) and copy, forward, loss / accumulation, backward, synchronise; at each
+// the width, labels -100 on pads; packed rows as TRL's flattening collator gives them) and copy, forward, loss / accumulation, backward, synchronise; at each
 // window end (and at the run's end): clip the gradient norm to 1.0, AdamW on the LoRA parameters, zero
 // the gradients, synchronise.
 #include <cstdint>
@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 
+#include "harness/activity.hpp"
 #include "harness/device.hpp"
 #include "harness/model.hpp"
 #include "harness/tier.hpp"
@@ -37,6 +38,10 @@ struct RunOptions {
   // before clipping (DDP's gradient all-reduce); the rank and world size every record carries.
   std::function<void(const std::vector<torch::Tensor>&)> before_optimizer_step;
   std::optional<int64_t> rank, world_size;
+  // After the run (its records untouched): micro-batch `kernel_batch` once more under the activity source,
+  // its CUPTI kernel table written to `kernel_dir` (default: `out` without .jsonl + ".kernels/"). -1: none.
+  int64_t kernel_batch = -1;
+  std::string kernel_dir;
 };
 
 struct RunSummary {
@@ -46,6 +51,7 @@ struct RunSummary {
   int64_t distinct_shapes = 0;  // rows x width new to the process during the run
   double total_s = 0;           // the last micro-batch's elapsed_s
   double optimizer_s = 0;       // summed optimizer steps
+  std::string kernel_table;     // the kernel table's path, when one was written
 };
 
 // The synthetic fine-tuning corpus of the device script: a seeded two-part log-normal mix, clamped to
@@ -54,15 +60,18 @@ struct RunSummary {
 // samples reach 4,096 (200,000 draws; 64 samples scatter around these).
 planner::SyntheticSpec finetune_mix(int64_t samples, uint64_t seed, int64_t max_length);
 
-// The run's id from its options ("<corpus_label>/<policy>[/pad-M]" unless `id` is set).
+// The run's id from its options ("<corpus_label>/<policy>[/<packer>][/<pack attention>][/pad-M]" unless `id`
+// is set; the packer for pack, the attention mode for pack and padding-free).
 std::string run_id(const RunOptions& options);
 
-// Throws InputError when the schedule cannot run on this harness (packed rows need document masks the
-// model does not build; rows under 2 tokens have no label; a pad_to_multiple_of the planner build lacks) or
+// Packed schedules (pack, padding-free) run as packed rows (make_packed_batch) with the schedule's attention
+// mode, and each record's `run` object adds the packer, the attention mode and the documents of each row.
+// Throws InputError when the schedule cannot run on this harness (rows under 2 tokens have no label; a pad_to_multiple_of the planner build lacks) or
 // when `out` already holds a run with this id.
 void check_run(const planner::Corpus& corpus, const RunOptions& options);
 
+// `activity` may be null (no kernel table, whatever kernel_batch says).
 RunSummary run_recorded(Model& model, const planner::Corpus& corpus, const RunOptions& options,
-                        const DeviceInfo& device);
+                        const DeviceInfo& device, ActivitySource* activity = nullptr);
 
 }  // namespace stepcast::harness

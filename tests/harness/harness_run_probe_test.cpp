@@ -1,5 +1,6 @@
 // The end-to-end run probe on the CPU (tiny config): the micro-batches are build_schedule's, one record
 // per micro-batch in the recorded-run schema, optimizer steps exactly on window ends, first-seen flags.
+#include <cmath>
 #include <filesystem>
 #include <set>
 #include <utility>
@@ -7,6 +8,7 @@
 #include "calibrate/records.hpp"
 #include "calibrate/run_records.hpp"
 #include "io/model_config.hpp"
+#include "kernels/cupti_table.hpp"
 #include "harness/run_probe.hpp"
 #include "model/errors.hpp"
 #include "planner/batching.hpp"
@@ -109,7 +111,7 @@ TEST_CASE("run probe records the micro-batches of build_schedule with windows an
   CHECK_THROWS_AS(h::run_recorded(model, corpus(), o, h::device_info(torch::kCPU)), stepcast::InputError);
 }
 
-TEST_CASE("run probe refuses packed rows and 1-token samples and bad knobs all at once", "[harness][run]") {
+TEST_CASE("run probe refuses 1-token samples and bad knobs all at once", "[harness][run]") {
   h::RunOptions o = options("", p::Policy::pack);
   o.accumulation = 0;
   p::Corpus c;
@@ -118,13 +120,60 @@ TEST_CASE("run probe refuses packed rows and 1-token samples and bad knobs all a
     h::check_run(c, o);
     FAIL("expected InputError");
   } catch (const stepcast::InputError& e) {
-    REQUIRE(e.problems().size() == 3);
-    CHECK(e.problems()[0].find("pack") != std::string::npos);
-    CHECK(e.problems()[2].find("2 sample(s)") != std::string::npos);
+    REQUIRE(e.problems().size() == 2);
+    CHECK(e.problems()[0].find("--accumulation = 0") != std::string::npos);
+    CHECK(e.problems()[1].find("2 sample(s)") != std::string::npos);
   }
-  // padding-free rows are packed too: refused, not run as padded rows.
-  c.lengths = {5, 5};
-  CHECK_THROWS_AS(h::check_run(c, options("", p::Policy::padding_free)), stepcast::InputError);
+}
+
+TEST_CASE("run probe runs packed schedules as packed rows and records their documents", "[harness][run][packing]") {
+  const auto shape = stepcast::io::load_model_config(std::string(STEPCAST_TEST_DATA) + "/configs/tiny-llama.json");
+  h::BuildOptions b;
+  b.dtype = torch::kFloat;
+  b.lora.rank = 4;
+  stepcast::testing::TempFile out("", ".jsonl");
+  std::filesystem::remove(out.path());
+  const auto [policy, attention] = GENERATE(std::make_pair(p::Policy::padding_free, stepcast::model::DocumentAttention::varlen),
+                                            std::make_pair(p::Policy::pack, stepcast::model::DocumentAttention::block_mask));
+  CAPTURE(p::policy_name(policy));
+  h::Model model(shape, b);
+  h::RunOptions o = options(out.path(), policy);
+  o.batching.pack_attention = attention;
+  o.kernel_batch = 1;
+  o.kernel_dir = out.path() + ".kernels";
+  h::ReplaySource activity({{"kernel", "flash_fwd_varlen_kernel", 0, 2000}, {"kernel", "flash_fwd_varlen_kernel", 5000, 6000}});
+  const h::RunSummary s = h::run_recorded(model, corpus(), o, h::device_info(torch::kCPU), &activity);
+  const p::Schedule schedule = p::build_schedule(corpus(), o.batching, o.accumulation);
+  CHECK(s.micro_batches == schedule.num_batches());
+  const auto records = stepcast::calibrate::read_records(out.path());
+  REQUIRE(records.size() == static_cast<size_t>(schedule.num_batches()));
+  stepcast::model::MicroBatch mb;
+  int64_t documents = 0;
+  for (size_t i = 0; i < records.size(); ++i) {
+    schedule.fill(static_cast<int64_t>(i), mb);
+    const auto& run = records[i].extra["run"];
+    CHECK(run["pack_attention"] == p::pack_attention_name(attention));
+    CHECK(run.contains("packer") == (policy == p::Policy::pack));
+    const auto per_row = run["documents"].get<std::vector<std::vector<int64_t>>>();
+    REQUIRE(per_row.size() == mb.rows.size());
+    for (size_t r = 0; r < per_row.size(); ++r) {
+      int64_t tokens = 0;
+      for (int64_t len : per_row[r]) tokens += len;
+      CHECK(tokens == mb.rows[r]);
+      documents += static_cast<int64_t>(per_row[r].size());
+    }
+    CHECK(std::isfinite(records[i].extra["loss"].get<double>()));
+  }
+  CHECK(documents == static_cast<int64_t>(corpus().lengths.size()));  // every sample ran once
+  if (policy == p::Policy::padding_free) CHECK(records[0].rows.size() == 1);  // R samples in one row
+  CHECK(stepcast::calibrate::read_runs(records, out.path()).size() == 1);
+  // The kernel table of micro-batch 1, captured after the run from the activity source.
+  const auto table = stepcast::kernels::read_cupti_table(s.kernel_table);
+  REQUIRE(table.rows.size() == 1);
+  CHECK(table.rows[0].count == 2);
+  CHECK(table.rows[0].total_ns == 3000);
+  CHECK(table.header.label.find("micro-batch 1") != std::string::npos);
+  std::filesystem::remove_all(o.kernel_dir);
 }
 
 TEST_CASE("the synthetic fine-tuning mix has a median near 700 tokens and a tail to max_length", "[harness][run]") {
