@@ -26,23 +26,16 @@ namespace {
 
 struct DescribeOptions {
   std::string model;
-  std::vector<std::string> lora_targets = model::default_lora_targets();
+  std::vector<std::string> lora_targets;  // empty: the shape's own (model::default_lora_targets(shape))
   int64_t lora_rank = 16;
   int64_t width = 4096;
   Format format = Format::text;
 };
 
-std::set<std::string> lora_able_names(const model::ModelShape& shape) {
-  std::set<std::string> names;
-  for (const auto& m : model::expand_modules(shape))
-    if (m.kind == model::ModuleKind::linear) names.insert(m.short_name);
-  return names;
-}
-
 void check_targets(const model::ModelShape& shape, const model::LoraPlan& plan) {
   if (plan.unmatched.empty()) return;
   std::string valid;
-  for (const auto& n : lora_able_names(shape)) valid += (valid.empty() ? "" : ", ") + n;
+  for (const auto& n : model::lora_able_names(shape)) valid += (valid.empty() ? "" : ", ") + n;
   std::vector<std::string> problems;
   for (const auto& t : plan.unmatched)
     problems.push_back("--lora-targets: '" + t + "' names no nn.Linear module of " + shape.name +
@@ -64,6 +57,9 @@ nlohmann::json describe_json(const model::ModelShape& shape, const DescribeOptio
   j["trainable_params"] = lora.params;
   j["parameter_tensors"] = params.tensors;
   j["state_dict_entries"] = params.state_dict_entries;
+  j["checkpoint_elements"] = params.total + params.buffer_elements;
+  j["mtp_params_not_built"] = params.mtp_params;
+  j["head"] = shape.head == model::Head::lm_head ? "lm_head" : shape.head == model::Head::none ? "none" : "classifier";
   j["params_by_component"] = params.by_component;
   j["lora_rank"] = lora.rank;
   j["lora_targets"] = lora.targets;
@@ -73,15 +69,19 @@ nlohmann::json describe_json(const model::ModelShape& shape, const DescribeOptio
   j["weight_bytes"] = {{"bfloat16", model::weight_bytes(shape, "bfloat16")},
                        {"float32", model::weight_bytes(shape, "float32")},
                        {"float8_e4m3fn", model::weight_bytes(shape, "float8_e4m3fn")}};
-  j["gemm_flops_per_token"] = {{"attention_proj", flops.attention_proj}, {"dense_mlp", flops.dense_mlp},
-                               {"experts", flops.experts},               {"router", flops.router},
+  j["gemm_flops_per_token"] = {{"attention_proj", flops.attention_proj}, {"latent_proj", flops.latent_proj},
+                               {"dense_mlp", flops.dense_mlp},           {"experts", flops.experts},
+                               {"shared_experts", flops.shared_experts}, {"router", flops.router},
                                {"lm_head", flops.lm_head},               {"total", flops.total()}};
   j["hidden_size"] = shape.hidden_size;
   j["vocab_size"] = shape.vocab_size;
   j["tie_word_embeddings"] = shape.tie_word_embeddings;
   j["final_logit_softcap"] = shape.final_logit_softcap;
-  j["moe"] = {{"num_experts", shape.moe.num_experts}, {"top_k", shape.moe.top_k},
-              {"intermediate_size", shape.moe.intermediate_size}};
+  j["moe"] = {{"num_experts", shape.moe.num_experts},
+              {"top_k", shape.moe.top_k},
+              {"intermediate_size", shape.moe.intermediate_size},
+              {"shared_intermediate_size", shape.moe.shared_intermediate_size},
+              {"dense_layers", shape.moe.dense_layers}};
   j["dense_intermediate_size"] = shape.intermediate_size;
   j["attention_width"] = o.width;
   nlohmann::json layers = nlohmann::json::array();
@@ -95,6 +95,10 @@ nlohmann::json describe_json(const model::ModelShape& shape, const DescribeOptio
                       {"num_kv_heads", g.spec.num_kv_heads},
                       {"window", g.spec.window},
                       {"has_v_proj", g.spec.has_v_proj},
+                      {"v_head_dim", g.spec.value_dim()},
+                      {"kv_lora_rank", g.spec.kv_lora_rank},
+                      {"q_lora_rank", g.spec.q_lora_rank},
+                      {"chunk", g.spec.chunk},
                       {"partial_rotary_factor", g.spec.partial_rotary_factor},
                       {"score_flops_per_token_window_honoured",
                        model::attention_score_flops(g.spec, o.width, model::ScoreWork::causal_window) / w},
@@ -122,18 +126,31 @@ void print_text(const nlohmann::json& j, std::ostream& out) {
     out << "    " << l["type"].get<std::string>() << " x" << l["count"].get<int64_t>() << ": " << l["num_heads"]
         << " heads x " << l["head_dim"] << ", " << l["num_kv_heads"] << " KV heads"
         << (l["has_v_proj"].get<bool>() ? "" : ", K=V (no v_proj)")
-        << (l["window"].get<int64_t>() > 0 ? ", window " + std::to_string(l["window"].get<int64_t>()) : "") << "\n";
+        << (l["window"].get<int64_t>() > 0 ? ", window " + std::to_string(l["window"].get<int64_t>()) : "")
+        << (l["chunk"].get<int64_t>() > 0 ? ", chunks of " + std::to_string(l["chunk"].get<int64_t>()) : "")
+        << (l["kv_lora_rank"].get<int64_t>() > 0 ? ", MLA (kv rank " + std::to_string(l["kv_lora_rank"].get<int64_t>()) +
+                                                       ", v " + std::to_string(l["v_head_dim"].get<int64_t>()) + ")"
+                                                 : "")
+        << "\n";
   }
   if (j["moe"]["num_experts"].get<int64_t>() > 0)
     out << "  experts      " << j["moe"]["num_experts"] << " experts, top-" << j["moe"]["top_k"] << ", width "
-        << j["moe"]["intermediate_size"] << " (beside a dense MLP of width " << j["dense_intermediate_size"] << ")\n";
+        << j["moe"]["intermediate_size"] << ", shared width " << j["moe"]["shared_intermediate_size"] << ", "
+        << j["moe"]["dense_layers"].size() << " layers with a dense MLP of width " << j["dense_intermediate_size"]
+        << " instead\n";
+  if (j["mtp_params_not_built"].get<int64_t>() > 0)
+    out << "  MTP          " << with_commas(j["mtp_params_not_built"])
+        << " parameters in multi-token-prediction layers (in the checkpoint, not built by transformers)\n";
+  out << "  head         " << j["head"].get<std::string>() << "\n";
   out << "  LoRA         rank " << j["lora_rank"] << " on " << j["lora_modules"] << " modules:";
   for (const auto& [name, n] : j["lora_modules_by_target"].items()) out << " " << name << " " << n;
   out << "\n               " << with_commas(j["lora_params"]) << " trainable parameters\n";
   out << "  GEMM FLOPs per token (forward): ";
   const auto& f = j["gemm_flops_per_token"];
-  out << "attention proj " << fixed(f["attention_proj"].get<double>() / 1e9, 3) << " G, dense MLP "
+  out << "attention proj " << fixed(f["attention_proj"].get<double>() / 1e9, 3) << " G, latent proj "
+      << fixed(f["latent_proj"].get<double>() / 1e9, 3) << " G, dense MLP "
       << fixed(f["dense_mlp"].get<double>() / 1e9, 3) << " G, experts " << fixed(f["experts"].get<double>() / 1e9, 3)
+      << " G, shared experts " << fixed(f["shared_experts"].get<double>() / 1e9, 3)
       << " G, router " << fixed(f["router"].get<double>() / 1e9, 3) << " G, LM head "
       << fixed(f["lm_head"].get<double>() / 1e9, 3) << " G\n";
   out << "  attention-score FLOPs per token at width " << j["attention_width"] << " (forward, all layers of a type):\n";
@@ -185,9 +202,10 @@ void add_describe_command(CLI::App& app) {
       "  stepcast describe --model gemma-4-26b-a4b --format csv   (one row per parameter tensor)\n"
       "The model is a Hugging Face config.json path or a name under scenarios/models/.");
   cmd->add_option("--model", opts->model, "config.json path, or a model name under scenarios/models/")->required();
-  cmd->add_option("--lora-targets", opts->lora_targets, "Comma-separated nn.Linear short names that LoRA wraps")
-      ->delimiter(',')
-      ->default_str("q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj");
+  cmd->add_option("--lora-targets", opts->lora_targets,
+                  "Comma-separated nn.Linear short names that LoRA wraps (default: every nn.Linear of the model "
+                  "but the head, peft's all-linear; Llama: q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj)")
+      ->delimiter(',');
   cmd->add_option("--lora-rank", opts->lora_rank, "LoRA rank r (each wrapped module gains r*(in+out) parameters)")
       ->check(CLI::Range(int64_t{1}, limits::kMaxLoraRank))
       ->default_str("16");
@@ -197,6 +215,7 @@ void add_describe_command(CLI::App& app) {
   add_format_option(cmd, opts->format, true);
   cmd->callback([opts]() {
     const model::ModelShape shape = load_model(opts->model);
+    if (opts->lora_targets.empty()) opts->lora_targets = model::default_lora_targets(shape);
     check_targets(shape, model::plan_lora(shape, opts->lora_targets, opts->lora_rank));
     const nlohmann::json j = describe_json(shape, *opts);
     require_figures(j, io::resolve_model_path(opts->model) + ":1:1");

@@ -328,9 +328,25 @@ struct Model::Impl {
     else cannot_build(m);
   }
 
+  // What `describe` reads but the harness cannot run yet: another block wiring, fused or latent projections,
+  // shared experts. Refused by name before anything is allocated (docs/families.md has the checklist).
+  void refuse_unbuilt() const {
+    std::string why;
+    if (family.block != model::BlockLayout::pre_norm && family.block != model::BlockLayout::gemma4_sandwich)
+      why = "its block wiring";
+    else if (!family.names.fused_qkv.empty() || !family.names.fused_gate_up.empty()) why = "fused projections";
+    else if (!shape.layers.empty() && shape.layers.front().mla()) why = "multi-head latent attention";
+    else if (shape.moe.shared_intermediate_size > 0) why = "shared experts";
+    else if (family.names.router_path != "router." && shape.moe.num_experts > 0) why = "its router";
+    if (!why.empty())
+      throw InputError("harness: family '" + family.name + "' is described but not built yet (" + why +
+                       "). Violated constraint: a family the harness builds (docs/families.md)");
+  }
+
   // One walk over the parameter table that `describe` counts (model::expand_modules), in its order, so the
   // seeded initialisation draws in the order it always has and every tensor has the counted name and shape.
   void build() {
+    refuse_unbuilt();
     layers.resize(static_cast<size_t>(shape.num_layers()));
     for (int64_t i = 0; i < shape.num_layers(); ++i) layers[static_cast<size_t>(i)].attn.spec = shape.layers[static_cast<size_t>(i)];
     for (const model::Module& m : model::expand_modules(shape)) {
@@ -483,6 +499,9 @@ struct Model::Impl {
     switch (family.block) {
       case model::BlockLayout::pre_norm: return pre_norm_layer(l, x, c);
       case model::BlockLayout::gemma4_sandwich: return gemma4_layer(l, x, c, tier);
+      case model::BlockLayout::sandwich:
+      case model::BlockLayout::post_norm:
+      case model::BlockLayout::parallel_residual: break;  // refused when built (refuse_unbuilt)
     }
     return x;
   }

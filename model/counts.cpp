@@ -1,6 +1,7 @@
 #include "model/counts.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace stepcast::model {
 
@@ -8,14 +9,33 @@ std::string component_name(Component c) {
   switch (c) {
     case Component::embedding: return "embedding";
     case Component::attention_proj: return "attention_proj";
+    case Component::latent_proj: return "latent_proj";
     case Component::dense_mlp: return "dense_mlp";
     case Component::experts: return "experts";
+    case Component::shared_experts: return "shared_experts";
     case Component::router: return "router";
     case Component::lm_head: return "lm_head";
     case Component::norm: return "norm";
   }
   return "unknown";
 }
+
+namespace {
+
+// One multi-token-prediction module (DeepSeek-V3's modeling code): a decoder layer as the last one, enorm and
+// hnorm (hidden-sized), eh_proj (2h -> h) and the shared head's norm; its embedding and head are copies of
+// the main ones in the checkpoint, not counted here.
+int64_t mtp_layer_params(const ModelShape& shape) {
+  if (shape.num_layers() == 0) return 0;
+  const int64_t last = shape.num_layers() - 1;
+  int64_t layer = 0;
+  for (const Module& m : expand_modules(shape))
+    if (m.layer == last) layer += m.params();
+  const int64_t h = shape.hidden_size;
+  return layer + 3 * h + 2 * h * h;
+}
+
+}  // namespace
 
 ParamCounts count_params(const ModelShape& shape) {
   ParamCounts counts;
@@ -30,13 +50,36 @@ ParamCounts count_params(const ModelShape& shape) {
     if (m.kind == ModuleKind::experts) inactive += static_cast<double>(m.params()) * (1.0 - routed_share);
   }
   counts.active_per_token = counts.total - static_cast<int64_t>(inactive + 0.5);
-  counts.state_dict_entries = counts.tensors + (shape.family.layer_scalar_buffer ? shape.num_layers() : 0) +
-                              (shape.tie_word_embeddings ? 1 : 0);
+  int64_t buffers = shape.family.layer_scalar_buffer ? shape.num_layers() : 0;
+  counts.buffer_elements = buffers;  // one scalar each
+  if (shape.moe.router_bias_buffer)
+    for (int64_t layer = 0; layer < shape.num_layers(); ++layer)
+      if (shape.has_experts(layer)) {
+        ++buffers;
+        counts.buffer_elements += shape.moe.num_experts;
+      }
+  const bool tied_alias = shape.tie_word_embeddings && shape.head == Head::lm_head;
+  counts.state_dict_entries = counts.tensors + buffers + (tied_alias ? 1 : 0);
+  counts.mtp_params = shape.mtp_layers * mtp_layer_params(shape);
   return counts;
 }
 
 std::vector<std::string> default_lora_targets() {
   return {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"};
+}
+
+std::vector<std::string> default_lora_targets(const ModelShape& shape) {
+  std::vector<std::string> names;
+  for (const Module& m : expand_modules(shape))
+    if (m.kind == ModuleKind::linear && std::find(names.begin(), names.end(), m.short_name) == names.end())
+      names.push_back(m.short_name);
+  return names;
+}
+
+std::vector<std::string> lora_able_names(const ModelShape& shape) {
+  std::vector<std::string> names = default_lora_targets(shape);
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 LoraPlan plan_lora(const ModelShape& shape, const std::vector<std::string>& targets, int64_t rank) {
@@ -65,12 +108,15 @@ GemmFlopsPerToken gemm_flops_per_token(const ModelShape& shape) {
     const double w = static_cast<double>(m.weight_params());
     switch (m.component) {
       case Component::attention_proj: f.attention_proj += 2 * w; break;
+      case Component::latent_proj: f.latent_proj += 2 * w; break;
       case Component::dense_mlp: f.dense_mlp += 2 * w; break;
       case Component::experts: f.experts += 2 * w * routed_share; break;
-      case Component::router: if (m.kind == ModuleKind::router) f.router += 2 * w; break;
+      case Component::shared_experts: f.shared_experts += 2 * w; break;
+      case Component::router: if (m.kind != ModuleKind::scale) f.router += 2 * w; break;
       case Component::lm_head: f.lm_head += 2 * w; break;
       case Component::embedding:
-        if (shape.tie_word_embeddings) f.lm_head += 2 * w;  // the tied embedding is also the LM head
+        // the tied embedding is also the LM head
+        if (shape.tie_word_embeddings && shape.head == Head::lm_head) f.lm_head += 2 * w;
         break;
       case Component::norm: break;
     }
@@ -82,6 +128,12 @@ double attended_pairs(const AttentionSpec& layer, int64_t width, ScoreWork work)
   const double w = static_cast<double>(width);
   if (work == ScoreWork::full_square) return w * w;
   const double causal = w * (w + 1) / 2;  // query i sees keys 0..i
+  if (work == ScoreWork::causal_window && layer.chunk > 0 && layer.chunk < width) {
+    // Chunked (Llama-4): each query sees the keys of its own chunk up to itself.
+    const double c = static_cast<double>(layer.chunk);
+    const double full = std::floor(w / c), rest = w - full * c;
+    return full * c * (c + 1) / 2 + rest * (rest + 1) / 2;
+  }
   if (work == ScoreWork::causal || layer.window <= 0 || layer.window >= width) return causal;
   // Queries 0..window-1 see i+1 keys; the remaining W - window each see `window` keys.
   const double k = static_cast<double>(layer.window);
@@ -89,7 +141,8 @@ double attended_pairs(const AttentionSpec& layer, int64_t width, ScoreWork work)
 }
 
 double attention_score_flops(const AttentionSpec& layer, int64_t width, ScoreWork work) {
-  return 4.0 * static_cast<double>(layer.num_heads * layer.head_dim) * attended_pairs(layer, width, work);
+  return 2.0 * static_cast<double>(layer.num_heads * (layer.head_dim + layer.value_dim())) *
+         attended_pairs(layer, width, work);
 }
 
 int64_t weight_bytes(const ModelShape& shape, const std::string& dtype) {

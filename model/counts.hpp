@@ -17,6 +17,10 @@ struct ParamCounts {
   int64_t embedding = 0;
   int64_t tensors = 0;           // parameter tensors
   int64_t state_dict_entries = 0;  // tensors + persistent buffers + the tied lm_head alias
+  int64_t buffer_elements = 0;     // persistent buffers' elements (Gemma-4 layer scalars, DeepSeek-V3's
+                                   // e_score_correction_bias): total + these = a checkpoint's tensor elements
+  int64_t mtp_params = 0;          // multi-token-prediction layers in the checkpoint that transformers does not
+                                   // build (DeepSeek-V3), without their copies of the embedding and the head
   std::map<std::string, int64_t> by_component;  // "attention_proj", "dense_mlp", "experts", ...
 };
 
@@ -38,15 +42,25 @@ LoraPlan plan_lora(const ModelShape& shape, const std::vector<std::string>& targ
 // The standard peft target list: attention q,k,v,o and the dense MLP's gate, up, down.
 std::vector<std::string> default_lora_targets();
 
+// A shape's own default: every nn.Linear short name it has, in first-seen order (peft's "all-linear", which
+// leaves the output head out). For Llama-like and Gemma-4 shapes it is default_lora_targets(); Phi-3 gets
+// qkv_proj, o_proj, gate_up_proj, down_proj; MLA gets its q_a_proj, kv_a_proj_with_mqa, ...
+std::vector<std::string> default_lora_targets(const ModelShape& shape);
+
+// Every LoRA-able (nn.Linear) short name of the shape, sorted.
+std::vector<std::string> lora_able_names(const ModelShape& shape);
+
 // Forward GEMM FLOPs per processed token (2 per multiply-add), by component. Backward and recompute
 // multiples belong to the step model, not here.
 struct GemmFlopsPerToken {
   double attention_proj = 0;
+  double latent_proj = 0;     // MLA's low-rank q/kv projections
   double dense_mlp = 0;
-  double experts = 0;   // top_k experts' MLPs
+  double experts = 0;         // top_k experts' MLPs
+  double shared_experts = 0;  // the shared experts every token passes through
   double router = 0;
   double lm_head = 0;
-  double total() const { return attention_proj + dense_mlp + experts + router + lm_head; }
+  double total() const { return attention_proj + latent_proj + dense_mlp + experts + shared_experts + router + lm_head; }
 };
 GemmFlopsPerToken gemm_flops_per_token(const ModelShape& shape);
 
@@ -60,7 +74,8 @@ enum class ScoreWork {
 // Number of (query, key) pairs a kernel computes for one row of width W on this layer.
 double attended_pairs(const AttentionSpec& layer, int64_t width, ScoreWork work);
 
-// Forward FLOPs of QK^T and PV for one row of width W on one layer: 4 * heads * head_dim * pairs.
+// Forward FLOPs of QK^T and PV for one row of width W on one layer: 2 * heads * (qk_dim + v_dim) * pairs
+// (4 * heads * head_dim where q, k and v share a head_dim; MLA: qk = nope + rope, v = v_head_dim).
 double attention_score_flops(const AttentionSpec& layer, int64_t width, ScoreWork work);
 
 // Bytes of all weights in the given dtype.

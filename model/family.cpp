@@ -18,10 +18,14 @@ Family gemma4_text() {
                    "post_feedforward_layernorm"};
   f.expert_layer_norms = {"post_feedforward_layernorm_1", "post_feedforward_layernorm_2",
                           "pre_feedforward_layernorm_2"};
+  f.names.router_path = "router.";
+  f.names.router = "proj";
+  f.names.experts = "experts.";
   f.qk_norm = true;
   f.v_norm = true;
   f.attention_scale = 1.0;  // transformers' Gemma4 attention: scaling = 1 (q and k are normed)
   f.router_scales = true;
+  f.dense_beside_experts = true;
   f.scaled_embedding = true;
   f.tie_default = true;
   f.activation_default = "gelu_pytorch_tanh";
@@ -29,10 +33,101 @@ Family gemma4_text() {
   return f;
 }
 
-Family llama_like(const std::string& model_type) {
+Family llama_like(const std::string& model_type, ConfigSchema schema = ConfigSchema::llama) {
   Family f;
   f.name = model_type;
   f.model_types = {model_type};
+  f.schema = schema;
+  return f;
+}
+
+// Gemma, Gemma-2, Gemma-3 (transformers' Gemma*Config defaults): embeddings x sqrt(hidden), tied, GELU(tanh);
+// Gemma-2/3 wrap attention and the MLP in norms before and after, alternate sliding and global layers.
+Family gemma(const std::string& model_type, int generation) {
+  Family f = llama_like(model_type);
+  f.scaled_embedding = true;
+  f.tie_default = true;
+  f.activation_default = "gelu_pytorch_tanh";
+  if (generation == 1) return f;
+  f.block = BlockLayout::sandwich;
+  f.layer_norms = {"input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm",
+                   "post_feedforward_layernorm"};
+  f.sliding_pattern_default = generation == 2 ? 2 : 6;
+  if (generation == 3) {
+    f.qk_norm = true;
+    f.vocab_default = 262208;  // Gemma3TextConfig's default; the published text_config omits it
+    f.wrapper_model_type = "gemma3";
+  }
+  return f;
+}
+
+Family qwen_moe(const std::string& model_type) {
+  Family f = llama_like(model_type, ConfigSchema::qwen_moe);
+  if (model_type == "qwen2_moe") {
+    f.qkv_bias_default = true;  // Qwen2MoeAttention: bias on q, k, v, never on o_proj
+    f.o_bias_with_qkv = false;
+    f.shared_expert_gate = true;
+  } else {
+    f.qk_norm = true;  // Qwen3MoeAttention: q_norm, k_norm
+  }
+  return f;
+}
+
+Family mixtral() {
+  Family f = llama_like("mixtral", ConfigSchema::mixtral);
+  f.window_on_every_layer = true;  // MixtralConfig.sliding_window, as Mistral's
+  return f;
+}
+
+Family llama4_text() {
+  Family f = llama_like("llama4_text", ConfigSchema::llama4);
+  f.wrapper_model_type = "llama4";
+  f.names.mlp = "feed_forward.";
+  f.names.router_path = "feed_forward.";
+  f.names.router = "router";
+  f.names.experts = "feed_forward.experts.";
+  f.names.shared_expert = "feed_forward.shared_expert.";
+  return f;
+}
+
+Family deepseek(const std::string& model_type) {
+  Family f = llama_like(model_type, ConfigSchema::deepseek);
+  f.names.shared_expert = "mlp.shared_experts.";
+  return f;
+}
+
+Family phi3() {
+  Family f = llama_like("phi3");
+  f.names.fused_qkv = "qkv_proj";
+  f.names.fused_gate_up = "gate_up_proj";
+  f.window_on_every_layer = true;  // Phi3Config.sliding_window applies to every layer
+  return f;
+}
+
+Family olmo2() {
+  Family f = llama_like("olmo2");
+  f.block = BlockLayout::post_norm;
+  f.layer_norms = {"post_attention_layernorm", "post_feedforward_layernorm"};
+  f.qk_norm_whole = true;  // Olmo2Attention: q_norm over heads x head_dim, k_norm over kv_heads x head_dim
+  return f;
+}
+
+Family gpt_neox() {
+  Family f = llama_like("gpt_neox", ConfigSchema::gpt_neox);
+  f.block = BlockLayout::parallel_residual;
+  f.names.attention = "attention.";
+  f.names.fused_qkv = "query_key_value";
+  f.names.o_proj = "dense";
+  f.names.gate_proj = "";
+  f.names.up_proj = "dense_h_to_4h";
+  f.names.down_proj = "dense_4h_to_h";
+  f.names.embedding = "embed_in";
+  f.names.final_norm = "final_layer_norm";
+  f.names.lm_head = "embed_out";
+  f.qkv_bias_default = true;  // GPTNeoXConfig.attention_bias = True
+  f.mlp_bias_default = true;  // nn.Linear defaults in GPTNeoXMLP
+  f.norm_bias = true;         // nn.LayerNorm
+  f.activation_default = "gelu";
   return f;
 }
 
@@ -40,9 +135,14 @@ std::vector<Family> built_in() {
   std::vector<Family> table{gemma4_text(), llama_like("llama"), llama_like("mistral"), llama_like("qwen2"),
                             llama_like("qwen3")};
   table[2].window_on_every_layer = true;  // Mistral: sliding_window on every layer unless use_sliding_window=false
+  table[2].wrapper_model_type = "mistral3";  // Mistral-3 (Small 3.1): a multimodal wrapper, text_config mistral
   table[3].qkv_bias_default = true;       // Qwen2: biases on q, k, v ...
   table[3].o_bias_with_qkv = false;       // ... never on o_proj
   table[4].qk_norm = true;                // Qwen3: q_norm, k_norm
+  for (Family f : {qwen_moe("qwen2_moe"), qwen_moe("qwen3_moe"), mixtral(), llama4_text(), deepseek("deepseek_v2"),
+                   deepseek("deepseek_v3"), gemma("gemma", 1), gemma("gemma2", 2), gemma("gemma3_text", 3), phi3(),
+                   olmo2(), gpt_neox()})
+    table.push_back(f);
   return table;
 }
 

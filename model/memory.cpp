@@ -1,7 +1,9 @@
 #include "model/memory.hpp"
 
+#include <algorithm>
 #include <string>
 
+#include "model/counts.hpp"
 #include "model/errors.hpp"
 
 namespace stepcast::model {
@@ -34,6 +36,87 @@ MemoryTable memory_table(const FeatureMaker& features, const MemoryFeatures& y, 
   t.items.push_back({"activations_logits_ce_per_token", bytes_of(m[kMemToken] * y.y[kMemToken]), "step"});
   t.items.push_back({"explicit_attention_masks", bytes_of(m[kMemMask] * y.y[kMemMask]), "step"});
   t.items.push_back({"math_attention_scores", bytes_of(m[kMemScore] * y.y[kMemScore]), "step"});
+  return t;
+}
+
+}  // namespace stepcast::model
+
+namespace stepcast::model {
+namespace {
+
+// Elements per token that one layer's recompute keeps for its backward: q, k, v, the attention output and
+// o_proj's output; MLA's latents; the dense MLP's gate, up and activation (or up and activation); for each of
+// the top-k experts and the shared experts the same; the router's logits; the layer's norm outputs.
+double layer_elements(const ModelShape& shape, int64_t layer) {
+  const AttentionSpec& a = shape.layers[static_cast<size_t>(layer)];
+  const double h = static_cast<double>(shape.hidden_size);
+  double e = static_cast<double>(a.num_heads * a.head_dim + a.num_kv_heads * (a.head_dim + a.value_dim()) +
+                                 a.num_heads * a.value_dim()) + h;
+  if (a.mla()) e += static_cast<double>(a.q_lora_rank + a.kv_lora_rank + a.rope_head_dim);
+  const bool gated = !shape.family.names.gate_proj.empty() || !shape.family.names.fused_gate_up.empty();
+  const double mlp_factor = gated ? 3.0 : 2.0;
+  if (shape.has_dense_mlp(layer)) e += mlp_factor * static_cast<double>(shape.intermediate_size);
+  if (shape.has_experts(layer)) {
+    e += static_cast<double>(shape.moe.top_k) * (mlp_factor * static_cast<double>(shape.moe.intermediate_size) + h);
+    e += mlp_factor * static_cast<double>(shape.moe.shared_intermediate_size) + static_cast<double>(shape.moe.num_experts);
+  }
+  double norms = static_cast<double>(shape.family.layer_norms.size());
+  if (shape.has_experts(layer)) norms += static_cast<double>(shape.family.expert_layer_norms.size());
+  return e + norms * h;
+}
+
+int64_t checked_bytes(double bytes, const std::string& what) {
+  if (!(bytes >= 0 && bytes < kMaxTermBytes))
+    throw InputError("memory: " + what + " of " + std::to_string(bytes / kGiB) +
+                     " GiB. Violated constraint: finite, >= 0, < 1 EiB (a smaller micro-batch)");
+  return static_cast<int64_t>(bytes + 0.5);
+}
+
+// Explicit masks alive in one step: one per layer type whose window bites or, padded, every type.
+double explicit_masks(const ModelShape& shape, int64_t width, bool padded) {
+  double masks = 0;
+  for (const LayerGroup& g : layers_by_type(shape))
+    if (padded || (g.spec.window > 0 && width >= g.spec.window) || (g.spec.chunk > 0 && width > g.spec.chunk)) masks += 1;
+  return masks;
+}
+
+}  // namespace
+
+double layer_working_set_bytes(const ModelShape& shape, int64_t activation_bytes) {
+  double largest = 0;
+  for (int64_t layer = 0; layer < shape.num_layers(); ++layer) largest = std::max(largest, layer_elements(shape, layer));
+  return largest * static_cast<double>(activation_bytes);
+}
+
+MemoryTable architecture_memory(const ModelShape& shape, const TrainingSetup& setup, int64_t rows, int64_t width,
+                                const ArchitectureMemoryConstants& c) {
+  const ParamCounts params = count_params(shape);
+  const double weight_bytes = static_cast<double>(params.total) * static_cast<double>(dtype_bytes(shape.dtype));
+  const bool full = setup.full || setup.lora_rank == 0;
+  double trainable = 0;
+  if (full) {
+    // Gradients and AdamW's two moments in the weights' dtype (torch.optim.AdamW keeps them like the parameter).
+    trainable = 3.0 * weight_bytes;
+  } else {
+    const auto targets = setup.lora_targets.empty() ? default_lora_targets(shape) : setup.lora_targets;
+    // fp32 adapters: the parameter, its gradient and AdamW's two moments, 4 bytes each.
+    trainable = 16.0 * static_cast<double>(plan_lora(shape, targets, setup.lora_rank).params);
+  }
+  const double tokens = static_cast<double>(rows) * static_cast<double>(width);
+  const double act = static_cast<double>(setup.activation_bytes);
+  const double saved = tokens * static_cast<double>(shape.num_layers() * shape.hidden_size) * act;
+  const double vocab = static_cast<double>(shape.head == Head::lm_head ? shape.vocab_size : shape.num_labels);
+  const double logits = tokens * vocab * (setup.ce_chunked ? c.chunked_logit_bytes : c.logit_bytes);
+  const double working_set = tokens * layer_working_set_bytes(shape, setup.activation_bytes);
+  const double masks = static_cast<double>(rows) * static_cast<double>(width) * static_cast<double>(width) *
+                       explicit_masks(shape, width, setup.padded) * c.mask_bytes;
+  MemoryTable t;
+  t.items.push_back({"weights", checked_bytes(weight_bytes, "weights"), "run"});
+  t.items.push_back({full ? "gradients_and_adamw_states" : "lora_params_grads_adamw_fp32", checked_bytes(trainable, "trainable state"), "run"});
+  t.items.push_back({"saved_layer_inputs", checked_bytes(saved, "saved layer inputs"), "step"});
+  if (logits >= working_set) t.items.push_back({"logits_and_loss", checked_bytes(logits, "logits"), "step"});
+  else t.items.push_back({"layer_recompute_working_set", checked_bytes(working_set, "layer working set"), "layer"});
+  t.items.push_back({"explicit_attention_masks", checked_bytes(masks, "masks"), "step"});
   return t;
 }
 

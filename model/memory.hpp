@@ -25,4 +25,38 @@ struct MemoryTable {
 // The table for one micro-batch from its memory features and the memory coefficients (by MemoryTerm).
 MemoryTable memory_table(const FeatureMaker& features, const MemoryFeatures& y, const std::array<double, kMemoryTerms>& m);
 
+// What a micro-batch's memory depends on besides its shape.
+struct TrainingSetup {
+  int64_t lora_rank = 16;                 // 0 = full fine-tuning
+  std::vector<std::string> lora_targets;  // empty = the shape's own (default_lora_targets(shape))
+  bool full = false;                      // every parameter trains (--full), as with lora_rank 0
+  bool ce_chunked = false;                // the loss over a chunk of tokens at a time (the harness: 1024)
+  bool padded = false;                    // padded or packed rows: every layer type gets an explicit mask
+  int64_t activation_bytes = 2;           // bfloat16 activations
+};
+
+// The allocator-level constants of the architecture memory model. Defaults: least squares over the 52 H200
+// harness records of Gemma-4 26B-A4B without the math backend at 16384 (scenarios/measurements/
+// h200-gemma-4-26b-a4b.jsonl and -gqa-expand.jsonl), peak_gib less weights, LoRA state and saved layer
+// inputs: RMS 0.016 GiB, largest error 0.035 GiB (0.06 % of the peak); docs/families.md, "Memory from the
+// architecture". One vocabulary cannot tell a per-token allocator share from the logit bytes: it is in them.
+struct ArchitectureMemoryConstants {
+  double logit_bytes = 16.05;          // per (token x vocab) on the full loss path: bf16 logits, their fp32
+                                       // copy, softcap and log-softmax, and the gradient
+  double chunked_logit_bytes = 8.07;   // per (token x vocab) on the chunked path (one 2 x 4096 record: the
+                                       // harness's chunked loss still holds 8 bytes per logit of the batch)
+  double mask_bytes = 1.20;            // per element of each explicit R x W x W boolean mask
+};
+
+// Peak memory of one micro-batch of `rows` x `width` under gradient checkpointing, from the architecture:
+// weights (the config's dtype), what trains (LoRA adapters in fp32 with gradients and AdamW states, or every
+// parameter's gradient and AdamW states in the weights' dtype), every layer's saved input, the larger of the
+// logits/loss path and one layer's recompute working set (attention projections, MLP, top-k expert and
+// shared-expert intermediates), and the explicit masks.
+MemoryTable architecture_memory(const ModelShape& shape, const TrainingSetup& setup, int64_t rows, int64_t width,
+                                const ArchitectureMemoryConstants& constants = {});
+
+// Bytes per token of one decoder layer's recompute working set (the largest layer of the shape).
+double layer_working_set_bytes(const ModelShape& shape, int64_t activation_bytes);
+
 }  // namespace stepcast::model

@@ -16,11 +16,22 @@ enum class ModuleKind {
   linear,      // an nn.Linear: LoRA-targetable
   experts,     // a stacked [num_experts, out, in] weight of routed experts
   router,      // the expert router's projection
-  norm,        // RMSNorm weight
+  norm,        // RMSNorm weight (a LayerNorm's weight and bias where the family says so)
   scale,       // other small parameters (router scales)
 };
 
-enum class Component { embedding, attention_proj, dense_mlp, experts, router, lm_head, norm };
+// What a module is for; the GEMM FLOPs and the step work are summed by component.
+enum class Component {
+  embedding,
+  attention_proj,  // q, k, v, o (or fused qkv) projections
+  latent_proj,     // MLA's low-rank projections: q_a_proj, q_b_proj, kv_a_proj_with_mqa, kv_b_proj
+  dense_mlp,
+  experts,         // routed experts (top-k of them per token)
+  shared_experts,  // experts every token passes through (Qwen-MoE, DeepSeek, Llama-4)
+  router,
+  lm_head,
+  norm,
+};
 
 struct Module {
   std::string name;       // full name, e.g. "layers.5.mlp.gate_proj"
@@ -34,7 +45,9 @@ struct Module {
   bool bias = false;
 
   int64_t weight_params() const { return copies * in_features * out_features; }
-  int64_t params() const { return weight_params() + (bias ? copies * out_features : 0); }
+  // A linear's bias has out_features entries, a LayerNorm's as many as its weight.
+  int64_t bias_params() const { return bias ? copies * (kind == ModuleKind::norm ? in_features : out_features) : 0; }
+  int64_t params() const { return weight_params() + bias_params(); }
   int64_t tensors() const { return bias ? 2 : 1; }
 
   // The weight as the state dict names it and its tensor shape, so that counting and allocation walk one

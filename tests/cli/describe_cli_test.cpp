@@ -56,3 +56,31 @@ TEST_CASE("--help teaches and exits 0", "[cli]") {
   CHECK(run_cli("--help").exit_code == 0);
   CHECK(run_cli("--version").exit_code == 0);
 }
+
+TEST_CASE("describe takes each family's own LoRA targets and refuses another family's", "[cli][describe][family]") {
+  const auto phi = run_cli("describe --model phi-4 --format json");
+  REQUIRE(phi.exit_code == 0);
+  const auto j = nlohmann::json::parse(phi.out);
+  CHECK(j["total_params"] == 14'659'507'200LL);
+  CHECK(j["lora_targets"] == nlohmann::json({"qkv_proj", "o_proj", "gate_up_proj", "down_proj"}));
+  CHECK(j["lora_modules"] == 160);
+  const auto wrong = run_cli("describe --model phi-4 --lora-targets q_proj,v_proj");
+  CHECK(wrong.exit_code == 2);
+  CHECK_THAT(wrong.err, Contains("'q_proj' names no nn.Linear module of phi-4. Violated constraint: one of "
+                                 "down_proj, gate_up_proj, o_proj, qkv_proj"));
+  const auto mla = run_cli("describe --model deepseek-v2-lite --lora-targets q_a_proj");
+  CHECK(mla.exit_code == 2);
+  CHECK_THAT(mla.err, Contains("kv_a_proj_with_mqa"));
+}
+
+TEST_CASE("describe shows MLA, shared experts and the MTP layers of DeepSeek-V3", "[cli][describe][family]") {
+  const auto r = run_cli("describe --model deepseek-v3 --format json");
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["checkpoint_elements"] == 671'026'419'200LL);
+  CHECK(j["mtp_params_not_built"].get<int64_t>() > 11'000'000'000LL);
+  CHECK(j["layers"][0]["kv_lora_rank"] == 512);
+  CHECK(j["layers"][0]["v_head_dim"] == 128);
+  CHECK(j["moe"]["shared_intermediate_size"] == 2048);
+  CHECK(j["gemm_flops_per_token"]["latent_proj"].get<double>() > 0);
+}

@@ -89,6 +89,21 @@ TEST_CASE("full Gemma-4 26B-A4B on the meta device: 25,233,141,760 parameters an
   CHECK(static_cast<int64_t>(m.named_parameters().size()) == stepcast::model::count_params(shape).tensors);
 }
 
+TEST_CASE("families described but not built yet are refused by name, before any allocation", "[harness][family]") {
+  struct Case {
+    std::string model;
+    std::string why;
+  };
+  auto c = GENERATE(values<Case>({{"phi-4", "fused projections"},
+                                  {"deepseek-v2-lite", "multi-head latent attention"},
+                                  {"qwen3-30b-a3b", "its router"},
+                                  {"olmo-2-7b", "its block wiring"}}));
+  const auto shape = stepcast::io::load_model_config(std::string(STEPCAST_SCENARIOS) + "/models/" + c.model + ".json");
+  h::BuildOptions o;
+  o.device = torch::Device(torch::kMeta);
+  CHECK_THROWS_WITH(h::Model(shape, o), Catch::Matchers::Contains("is described but not built yet (" + c.why + ")"));
+}
+
 TEST_CASE("the LoRA adapter is inert at initialisation (B = 0)", "[harness][lora]") {
   const auto shape = tiny("tiny-gemma4");
   h::Model m(shape, cpu_fp32());

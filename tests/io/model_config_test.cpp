@@ -77,8 +77,61 @@ TEST_CASE("bad model configs name the field and the rule", "[config][validation]
       {R"({"model_type": "gemma4_text", "hidden_size": 64, "vocab_size": 100, "intermediate_size": 32, "num_hidden_layers": 1,
           "num_attention_heads": 2, "head_dim": 16, "num_key_value_heads": 1, "enable_moe_block": true})",
        "num_experts is missing"},
+      // Unbuildable shapes: 7 K/V heads cannot be shared by 32 heads; 30 heads do not split 64 dims.
+      {R"({"model_type": "llama", "hidden_size": 64, "vocab_size": 10, "intermediate_size": 8, "num_hidden_layers": 1,
+          "num_attention_heads": 32, "num_key_value_heads": 7, "head_dim": 2})",
+       "num_key_value_heads = 7. Violated constraint: divides num_attention_heads = 32"},
+      {R"({"model_type": "llama", "hidden_size": 64, "vocab_size": 10, "intermediate_size": 8, "num_hidden_layers": 1,
+          "num_attention_heads": 30})",
+       ":2:34: num_attention_heads = 30 does not divide hidden_size = 64"},
+      {R"({"model_type": "qwen3_moe", "hidden_size": 64, "vocab_size": 10, "intermediate_size": 8, "num_hidden_layers": 2,
+          "num_attention_heads": 4, "num_experts": 4, "num_experts_per_tok": 8, "moe_intermediate_size": 8})",
+       "num_experts_per_tok = 8. Violated constraint: <= the number of experts (4)"},
+      {R"({"model_type": "qwen2_moe", "hidden_size": 64, "vocab_size": 10, "intermediate_size": 8, "num_hidden_layers": 2,
+          "num_attention_heads": 4, "num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 8,
+          "mlp_only_layers": [2]})",
+       "mlp_only_layers"},
+      {R"({"model_type": "deepseek_v2", "hidden_size": 64, "vocab_size": 10, "intermediate_size": 8, "num_hidden_layers": 2,
+          "num_attention_heads": 4, "qk_nope_head_dim": 8, "qk_rope_head_dim": 8, "v_head_dim": 8})",
+       "kv_lora_rank is missing"},
+      {R"({"architectures": ["LlamaForTokenRegression"], "model_type": "llama", "hidden_size": 64, "vocab_size": 10,
+          "intermediate_size": 8, "num_hidden_layers": 1, "num_attention_heads": 4})",
+       ":1:20: architectures[0] = 'LlamaForTokenRegression'. Violated constraint: a class ending in ForCausalLM"},
+      {R"({"model_type": "llama4_text", "hidden_size": 64, "vocab_size": 10, "intermediate_size": 8, "num_hidden_layers": 2,
+          "num_attention_heads": 4, "num_local_experts": 2, "num_experts_per_tok": 1, "no_rope_layers": [1, 1, 0]})",
+       "no_rope_layers has 3 entries. Violated constraint: == num_hidden_layers (2)"},
   }));
   CHECK_THAT(error_of(c.json), Contains(c.expected));
+}
+
+TEST_CASE("architectures decides the head: an embedding model has no lm_head", "[config]") {
+  const std::string body = R"("model_type": "qwen3", "hidden_size": 64, "vocab_size": 100, "intermediate_size": 32,
+    "num_hidden_layers": 1, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16)";
+  testing::TempFile lm(R"({"architectures": ["Qwen3ForCausalLM"], )" + body + "}", ".json");
+  testing::TempFile embed(R"({"architectures": ["Qwen3Model"], )" + body + "}", ".json");
+  testing::TempFile score(R"({"architectures": ["Qwen3ForSequenceClassification"], "id2label": {"0": "no", "1": "maybe",
+    "2": "yes"}, )" + body + "}", ".json");
+  const auto with_head = model::count_params(io::load_model_config(lm.path()));
+  const auto embedding = io::load_model_config(embed.path());
+  CHECK(embedding.head == model::Head::none);
+  CHECK(with_head.total - model::count_params(embedding).total == 100 * 64);  // lm_head [vocab, hidden]
+  CHECK(model::gemm_flops_per_token(embedding).lm_head == 0);
+  const auto classifier = io::load_model_config(score.path());
+  CHECK(classifier.num_labels == 3);
+  CHECK(with_head.total - model::count_params(classifier).total == 100 * 64 - 3 * 64);
+}
+
+TEST_CASE("Qwen-MoE: decoder_sparse_step and mlp_only_layers keep dense layers", "[config]") {
+  testing::TempFile f(R"({"model_type": "qwen2_moe", "hidden_size": 8, "vocab_size": 10, "intermediate_size": 6,
+    "num_hidden_layers": 4, "num_attention_heads": 2, "num_experts": 4, "num_experts_per_tok": 2,
+    "moe_intermediate_size": 3, "shared_expert_intermediate_size": 5, "decoder_sparse_step": 2, "mlp_only_layers": [3]})",
+                      ".json");
+  const auto s = io::load_model_config(f.path());
+  CHECK(s.moe.dense_layers == std::vector<int64_t>{0, 2, 3});  // layer 1 alone: (1 + 1) % 2 == 0, not MLP-only
+  // By hand, h = 8: attention 4 x 64 + q,k,v biases 24 = 280, 2 norms 16. Dense layer: 3 x 8 x 6 = 144.
+  // MoE layer: router 32, experts 4 x 3 x 8 x 3 = 288, shared 3 x 8 x 5 = 120, shared gate 8.
+  const int64_t dense = 280 + 16 + 144, moe = 280 + 16 + 32 + 288 + 120 + 8;
+  CHECK(model::count_params(s).total == 3 * dense + moe + 2 * 80 + 8);
 }
 
 TEST_CASE("model names resolve under the shipped models folder", "[config]") {

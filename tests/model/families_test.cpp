@@ -1,0 +1,125 @@
+// Every family a fine-tuner brings, read from its published config.json (scenarios/models/SOURCES.md) and
+// counted against the published totals (docs/families.md, "describe against published totals").
+#include "catch.hpp"
+#include "io/model_config.hpp"
+#include "model/counts.hpp"
+
+using namespace stepcast;
+
+namespace {
+model::ModelShape load(const std::string& name) { return io::load_model(STEPCAST_SCENARIOS "/models/" + name + ".json"); }
+}  // namespace
+
+TEST_CASE("describe's totals equal the published checkpoint totals, family by family", "[family][golden]") {
+  struct Case {
+    std::string model;
+    std::string family;
+    int64_t total;  // the safetensors total (transformers' num_parameters()), docs/families.md cites each
+  };
+  auto c = GENERATE(values<Case>({
+      {"mistral-7b", "mistral", 7'241'732'096},
+      {"mixtral-8x7b", "mixtral", 46'702'792'704},
+      {"qwen3-30b-a3b", "qwen3_moe", 30'532'122'624},
+      {"qwen1.5-moe-a2.7b", "qwen2_moe", 14'315'784'192},
+      {"deepseek-v2-lite", "deepseek_v2", 15'706'484'224},
+      {"gemma-2-9b", "gemma2", 9'241'705'984},
+      {"phi-3.5-mini", "phi3", 3'821'079'552},
+      {"phi-4", "phi3", 14'659'507'200},
+      {"olmo-2-7b", "olmo2", 7'298'617'344},
+      {"pythia-160m", "gpt_neox", 162'322'944},
+  }));
+  INFO(c.model);
+  const auto shape = load(c.model);
+  CHECK(shape.family.name == c.family);
+  CHECK(model::count_params(shape).total == c.total);
+}
+
+TEST_CASE("DeepSeek-V3: 671,026,419,200 checkpoint elements, the router biases being buffers", "[family][golden]") {
+  const auto s = load("deepseek-v3");
+  const auto p = model::count_params(s);
+  // The main model's tensors in the checkpoint (FP8 scales left out) hold 671,026,419,200 elements; 58 MoE
+  // layers x 256 of them are e_score_correction_bias, a buffer in transformers, not a parameter.
+  CHECK(p.total + p.buffer_elements == 671'026'419'200);
+  CHECK(p.buffer_elements == 58 * 256);
+  CHECK(s.moe.dense_layers == std::vector<int64_t>{0, 1, 2});
+  // The multi-token-prediction layer is in the checkpoint ("685B" with it) but not built: one MoE layer,
+  // enorm, hnorm, the shared head's norm (3 x 7168) and eh_proj (2 x 7168 x 7168).
+  const int64_t layer = 187'107'328 + 11'274'289'152 + 44'040'192 + 1'835'008 + 2 * 7168;
+  CHECK(p.mtp_params == layer + 3 * 7168 + 2 * 7168LL * 7168);
+}
+
+TEST_CASE("multimodal wrappers are counted by their text_config", "[family][golden]") {
+  // Published totals include the vision tower: Gemma-3-27B 27,432,406,640, Llama-4-Scout 108,641,793,536.
+  const auto gemma3 = load("gemma-3-27b");
+  CHECK(gemma3.family.name == "gemma3_text");
+  CHECK(gemma3.vocab_size == 262208);  // Gemma3TextConfig's default: the published text_config omits it
+  CHECK(model::count_params(gemma3).total == 27'009'346'304);
+  const auto scout = load("llama-4-scout-17b-16e");
+  CHECK(scout.family.name == "llama4_text");
+  CHECK(model::count_params(scout).total == 107'769'861'120);
+}
+
+TEST_CASE("Gemma-2/3 alternate sliding and global layers as their configs' defaults say", "[family]") {
+  const auto g2 = load("gemma-2-9b");
+  CHECK(g2.layers[0].window == 4096);
+  CHECK(g2.layers[1].window == 0);
+  CHECK(g2.layers[0].logit_softcap == Approx(50.0));
+  CHECK(g2.layers[0].scale == Approx(1.0 / 16.0));  // query_pre_attn_scalar 256
+  CHECK(g2.final_logit_softcap == Approx(30.0));
+  const auto g3 = load("gemma-3-27b");
+  int64_t global = 0;
+  for (const auto& a : g3.layers) global += a.window == 0 ? 1 : 0;
+  CHECK(global == 10);  // layers 5, 11, ..., 59 of 62
+  CHECK(g3.layers[5].window == 0);
+  CHECK(g3.layers[0].qk_norm);
+}
+
+TEST_CASE("Llama-4 attends in chunks on its RoPE layers and globally on every 4th", "[family]") {
+  const auto s = load("llama-4-scout-17b-16e");
+  CHECK(s.layers[0].chunk == 8192);
+  CHECK(s.layers[3].chunk == 0);
+  CHECK(s.moe.num_experts == 16);
+  CHECK(s.moe.shared_intermediate_size == 8192);
+  CHECK(s.moe.dense_layers.empty());
+  // Chunks of 4 over a row of 10: (1 + 2 + 3 + 4) + (1 + 2 + 3 + 4) + (1 + 2) pairs.
+  model::AttentionSpec a;
+  a.chunk = 4;
+  CHECK(model::attended_pairs(a, 10, model::ScoreWork::causal_window) == Approx(23));
+  CHECK(model::attended_pairs(a, 10, model::ScoreWork::causal) == Approx(55));
+}
+
+TEST_CASE("MLA: latent projections, q/k and v head dims, attention FLOPs", "[family][mla]") {
+  const auto s = load("deepseek-v2-lite");
+  const auto& a = s.layers[0];
+  CHECK(a.mla());
+  CHECK(a.head_dim == 192);
+  CHECK(a.value_dim() == 128);
+  CHECK(s.moe.shared_intermediate_size == 2 * 1408);
+  CHECK(s.moe.dense_layers == std::vector<int64_t>{0});
+  // QK^T over 192 and PV over 128 per head: 2 x 16 x (192 + 128) per pair.
+  CHECK(model::attention_score_flops(a, 4, model::ScoreWork::full_square) == Approx(2.0 * 16 * 320 * 16));
+  const auto f = model::gemm_flops_per_token(s);
+  // Per layer: kv_a 2048x576, kv_b 512x4096, q 2048x3072; 27 layers, 2 FLOPs per weight.
+  CHECK(f.latent_proj == Approx(27 * 2.0 * (2048 * 576 + 512 * 4096 + 2048 * 3072)));
+  CHECK(f.shared_experts == Approx(26 * 2.0 * 3 * 2048 * 2816));
+  const auto targets = model::default_lora_targets(s);
+  CHECK(targets == std::vector<std::string>{"q_proj", "kv_a_proj_with_mqa", "kv_b_proj", "o_proj", "gate_proj",
+                                            "up_proj", "down_proj"});
+  const auto v3 = model::default_lora_targets(load("deepseek-v3"));
+  CHECK(v3.front() == "q_a_proj");
+}
+
+TEST_CASE("fused and renamed modules give each family its own LoRA targets", "[family][lora]") {
+  CHECK(model::default_lora_targets(load("phi-4")) ==
+        std::vector<std::string>{"qkv_proj", "o_proj", "gate_up_proj", "down_proj"});
+  CHECK(model::default_lora_targets(load("pythia-160m")) ==
+        std::vector<std::string>{"query_key_value", "dense", "dense_h_to_4h", "dense_4h_to_h"});
+  CHECK(model::default_lora_targets(load("llama-3-8b")) == model::default_lora_targets());
+  const auto phi = load("phi-3.5-mini");
+  const auto plan = model::plan_lora(phi, {"qkv_proj", "q_proj"}, 8);
+  CHECK(plan.unmatched == std::vector<std::string>{"q_proj"});
+  CHECK(plan.params == 32 * 8 * (3072 + 3 * 3072));
+  // Qwen1.5-MoE's shared expert is plain nn.Linear, so peft wraps it; the routed experts are not.
+  const auto qwen = model::plan_lora(load("qwen1.5-moe-a2.7b"), {"gate_proj"}, 4);
+  CHECK(qwen.modules == 24);
+}

@@ -1,0 +1,95 @@
+// Memory from the architecture (model/memory.hpp architecture_memory): hand counts on a tiny model, the
+// shipped H200 Gemma-4 harness records, and another family's shape moving the peak the way it should.
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <fstream>
+
+#include "catch.hpp"
+#include "io/model_config.hpp"
+#include "model/counts.hpp"
+#include "model/memory.hpp"
+
+using namespace stepcast;
+
+namespace {
+constexpr double kGiB = 1073741824.0;
+
+int64_t item(const model::MemoryTable& t, const std::string& name) {
+  for (const auto& i : t.items)
+    if (i.name == name) return i.bytes;
+  return -1;
+}
+}  // namespace
+
+TEST_CASE("architecture memory of a tiny model, item by item", "[memory][arch]") {
+  // tiny-llama: h 64, 2 layers, vocab 128, bfloat16, untied; LoRA rank 4 on q_proj only.
+  const auto s = io::load_model_config(STEPCAST_TEST_DATA "/configs/tiny-llama.json");
+  model::TrainingSetup setup;
+  setup.lora_rank = 4;
+  setup.lora_targets = {"q_proj"};
+  const auto t = model::architecture_memory(s, setup, 2, 8);
+  CHECK(item(t, "weights") == 2 * model::count_params(s).total);
+  CHECK(item(t, "lora_params_grads_adamw_fp32") == 16 * 2 * 4 * (64 + 64));
+  CHECK(item(t, "saved_layer_inputs") == 16 * 2 * 64 * 2);          // tokens x layers x hidden x 2 bytes
+  CHECK(item(t, "logits_and_loss") == std::llround(16 * 128 * 16.05));  // tokens x vocab x logit bytes
+  CHECK(item(t, "explicit_attention_masks") == 0);                   // no window, no padding
+  setup.padded = true;
+  CHECK(item(model::architecture_memory(s, setup, 2, 8), "explicit_attention_masks") == std::llround(2 * 64 * 1.20));
+  // Full fine-tuning: gradients and both AdamW moments in bfloat16 for every parameter.
+  setup.full = true;
+  CHECK(item(model::architecture_memory(s, setup, 2, 8), "gradients_and_adamw_states") == 3 * 2 * model::count_params(s).total);
+}
+
+TEST_CASE("architecture memory reproduces the H200 Gemma-4 harness peaks", "[memory][arch][golden]") {
+  const auto s = io::load_model(STEPCAST_SCENARIOS "/models/gemma-4-26b-a4b.json");
+  int checked = 0;
+  double worst = 0;
+  for (const char* file : {"h200-gemma-4-26b-a4b.jsonl", "h200-gemma-4-26b-a4b-gqa-expand.jsonl"}) {
+    std::ifstream in(std::string(STEPCAST_SCENARIOS "/measurements/") + file);
+    REQUIRE(in.good());
+    std::string line;
+    while (std::getline(in, line)) {
+      const auto r = nlohmann::json::parse(line);
+      if (r.value("peak_valid", true) == false) continue;
+      const auto& details = r["tier_details"];
+      bool math = false;
+      for (const auto& [type, info] : details["layer_types"].items()) math |= info["sdpa_backend"] == "math";
+      if (math && r["width"].get<int64_t>() >= 16384) continue;  // the math backend's scores: not in this model
+      model::TrainingSetup setup;  // LoRA rank 16 on the seven standard targets, as the records
+      setup.ce_chunked = details["cross_entropy"] == "chunked";
+      setup.padded = r["padding_frac"].get<double>() > 0;
+      const auto rows = static_cast<int64_t>(r["rows"].size());
+      const double predicted = model::architecture_memory(s, setup, rows, r["width"].get<int64_t>()).total_gib();
+      const double error = std::abs(predicted - r["peak_gib"].get<double>());
+      INFO(r["tier"].get<std::string>() << " " << rows << "x" << r["width"]);
+      CHECK(error < 0.05);
+      worst = std::max(worst, error);
+      ++checked;
+    }
+  }
+  CHECK(checked == 52);
+  CHECK(worst > 0);  // a real comparison, not a copy of the data
+}
+
+TEST_CASE("another family's shape moves the peak: Qwen3-30B-A3B against Gemma-4 per token", "[memory][arch]") {
+  const auto gemma = io::load_model(STEPCAST_SCENARIOS "/models/gemma-4-26b-a4b.json");
+  const auto qwen = io::load_model(STEPCAST_SCENARIOS "/models/qwen3-30b-a3b.json");
+  model::TrainingSetup setup;
+  auto per_token = [&](const model::ModelShape& s) {
+    const auto a = model::architecture_memory(s, setup, 1, 8192), b = model::architecture_memory(s, setup, 2, 8192);
+    return static_cast<double>(b.total_bytes() - a.total_bytes()) / 8192.0;
+  };
+  // Logits dominate: 16.05 x vocab, plus 2 x layers x hidden of saved inputs.
+  CHECK(per_token(qwen) == Approx(16.05 * 151936 + 2.0 * 48 * 2048).epsilon(1e-6));
+  // Gemma-4's sliding layers also hold a W x W mask per row: 1.20 x 8192 more per token at width 8192.
+  CHECK(per_token(gemma) == Approx(16.05 * 262144 + 2.0 * 30 * 2816 + 1.20 * 8192).epsilon(1e-6));
+  // The Gemma-fitted 4277 KiB/token would overstate Qwen3-30B-A3B's activations by 66 %.
+  CHECK(4277.48 * 1024 / per_token(qwen) == Approx(1.66).margin(0.01));
+  // An embedding model has no logits path: the recompute working set of one layer takes its place.
+  auto embedding = qwen;
+  embedding.head = model::Head::none;
+  const auto t = model::architecture_memory(embedding, setup, 1, 1024);
+  CHECK(item(t, "logits_and_loss") == -1);
+  CHECK(item(t, "layer_recompute_working_set") == std::llround(1024 * model::layer_working_set_bytes(embedding, 2)));
+}
