@@ -29,8 +29,8 @@ constexpr double kStepNoiseRel = 0.01;
 constexpr double kDefaultOverlap = 4;
 constexpr double kOverlapGrid[] = {1, 1.5, 2, 3, 4, 6, 8, 16};
 
-// Jets of this many partial derivatives: the model's 7 step terms (and a trial one) in one pass.
-constexpr int kJetStride = 8;
+// Jets of this many partial derivatives: the model's 11 step terms (and a trial one) in one pass.
+constexpr int kJetStride = 12;
 
 // ---- the points ----
 
@@ -74,6 +74,26 @@ bool steady_step(const Record& r) {
   return it == r.extra.end() || *it != "run";
 }
 
+// A split-off term (model/features.hpp absent_reads_as: the LoRA and expert GEMM rates) that no prior prices is
+// tied to the term it was split from: its work joins that term's column and it takes that term's rate. Total
+// step times alone cannot tell GEMM FLOPs of one model apart (they all scale with tokens); the kernel tables can
+// (tools/kernel_efficiency.py writes them as a --prior).
+int tied_to(const model::TermSpec& t, int j, const FitOptions& o) {
+  const bool priced = o.prior && o.prior->step[static_cast<size_t>(j)].selected;
+  return j < model::kStepTerms && t.absent_reads_as >= 0 && !priced ? t.absent_reads_as : -1;
+}
+
+void tie_split_terms(StepPoints& p, const FitOptions& o) {
+  for (size_t j = 0; j < p.terms.size(); ++j) {
+    const int to = tied_to(p.terms[j], static_cast<int>(j), o);
+    if (to < 0) continue;
+    for (auto& x : p.x) {
+      x[static_cast<size_t>(to)] += x[j];
+      x[j] = 0;
+    }
+  }
+}
+
 StepPoints step_points(const model::FeatureMaker& maker, const std::vector<Record>& records, const FitOptions& o,
                        double launches) {
   StepPoints p;
@@ -93,6 +113,7 @@ StepPoints step_points(const model::FeatureMaker& maker, const std::vector<Recor
     p.lines.push_back(r.line);
     p.files.push_back(r.file);
   }
+  tie_split_terms(p, o);
   p.design = Eigen::MatrixXd::Zero(p.size(), static_cast<Eigen::Index>(p.terms.size()));
   for (int i = 0; i < p.size(); ++i)
     for (size_t j = 0; j < p.terms.size(); ++j) p.design(i, static_cast<Eigen::Index>(j)) = p.x[i][j] / p.scale[i];
@@ -187,7 +208,7 @@ std::vector<double> initial(const StepPoints& p, const std::vector<bool>& active
     if (active[j] && !prior.empty() && prior[j] > 0) init[j] = prior[j];
   for (size_t j = 0; j < init.size(); ++j) {
     if (!active[j]) continue;
-    if (p.terms[j].form == TermForm::expert_stream) init[j] = stream_start(p, j, init[model::kGemm]);
+    if (p.terms[j].form == TermForm::expert_stream) init[j] = stream_start(p, j, init[model::kExpertGemm] > 0 ? init[model::kExpertGemm] : init[model::kGemm]);
     if (p.terms[j].form == TermForm::host) init[j] = host_start(p, j);
   }
   return init;
@@ -285,7 +306,8 @@ model::Term term_of(const Selection& sel, const SelectionInput& in, size_t j) {
   return {s.active ? sel.solved.value[j] : 0.0, s.active ? sel.solved.se[j] : 0.0, s.active, reason(s, in, j)};
 }
 
-void report_fit(const StepPoints& p, const SelectionInput& in, const OverlapChoice& choice, FitReport& report) {
+void report_fit(const StepPoints& p, const SelectionInput& in, const OverlapChoice& choice, const FitOptions& o,
+                FitReport& report) {
   auto& coeffs = report.coefficients;
   coeffs.overlap_exponent = choice.overlap;
   coeffs.points = p.size();
@@ -297,6 +319,13 @@ void report_fit(const StepPoints& p, const SelectionInput& in, const OverlapChoi
       coeffs.step[j] = t;
     else
       report.extra_step.push_back(t);
+  }
+  for (size_t j = 0; j < model::kStepTerms; ++j) {
+    const int to = tied_to(p.terms[j], static_cast<int>(j), o);
+    if (to < 0) continue;
+    coeffs.step[j] = coeffs.step[static_cast<size_t>(to)];
+    coeffs.step[j].reason = "tied: no kernel-table rate (--prior) separates it; priced at " +
+                            model::step_term_names()[static_cast<size_t>(to)];
   }
   if (!choice.selection.solved.se_known)
     report.notes.push_back("step: standard errors unknown (" + std::to_string(p.size()) +
@@ -329,7 +358,7 @@ void fit_step(const model::FeatureMaker& maker, const std::vector<Record>& recor
     report.notes.push_back("host: overlap exponent p = " + fmt(choice.overlap) +
                            " (lowest BIC of p in 1, 1.5, 2, 3, 4, 6, 8, "
                            "16; 1 = the host and device times add, 16 = nearly the larger of the two)");
-  report_fit(p, in, choice, report);
+  report_fit(p, in, choice, o, report);
 }
 
 }  // namespace stepcast::calibrate

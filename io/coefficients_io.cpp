@@ -29,13 +29,29 @@ constexpr double kMaxOverlapExponent = 64;  // the p of the host/device p-norm: 
 // Terms added after the first coefficient files were written: a file without one is read as "not selected".
 bool added_later(const std::string& name) { return model::added_after_first_files(name); }
 
+// A term this file lacks: a copy of the term it was folded into before the per-category split (converted,
+// model/features.hpp absent_reads_as), otherwise not selected.
+template <size_t N>
+model::Term absent_term(const std::string& key, size_t i, const std::array<model::Term, N>& terms) {
+  if (key == "step" && i < model::kStepTermTable.size()) {
+    const int from = model::kStepTermTable[i].absent_reads_as;
+    if (from >= 0 && static_cast<size_t>(from) < i) {
+      model::Term t = terms[static_cast<size_t>(from)];
+      t.reason = "converted: absent from this file (written before the per-category split); priced at " +
+                 model::step_term_names()[static_cast<size_t>(from)] + " as the file's fit priced it";
+      return t;
+    }
+  }
+  return {0, 0, false, "not selected: absent from this file"};
+}
+
 template <size_t N>
 void read_terms(MapReader& parent, const std::string& key, const std::array<std::string, N>& names,
                 std::array<model::Term, N>& terms, bool every_term_optional = false) {
   MapReader section = parent.child(key);
   for (size_t i = 0; i < N; ++i) {
     if ((every_term_optional || added_later(names[i])) && !section.has(names[i])) {
-      terms[i] = {0, 0, false, "not selected: absent from this file"};
+      terms[i] = absent_term(key, i, terms);
       continue;
     }
     MapReader term = section.child(names[i]);

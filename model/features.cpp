@@ -6,6 +6,7 @@
 #include "model/coefficients.hpp"
 #include "model/counts.hpp"
 #include "model/modules.hpp"
+#include "model/work.hpp"
 
 namespace stepcast::model {
 
@@ -17,7 +18,8 @@ constexpr double kKiB = 1024.0;
 constexpr int64_t kTileRows = 128;  // query/key tile of the fused attention kernels (64-128 rows)
 }  // namespace
 
-static_assert(kStepTermTable[kGemm].name == "gemm_s_per_tflop" && kStepTermTable[kHost].name == "host_s_per_klaunch",
+static_assert(kStepTermTable[kGemm].name == "gemm_s_per_tflop" && kStepTermTable[kHost].name == "host_s_per_klaunch" &&
+                  kStepTermTable[kMemoryBound].name == "memory_s_per_gb",
               "kStepTermTable rows follow StepTerm");
 static_assert(kMemoryTermTable[kMemToken].name == "token_kib" && kMemoryTermTable[kMemScore].name == "score_bytes_per_element",
               "kMemoryTermTable rows follow MemoryTerm");
@@ -85,11 +87,16 @@ FeatureMaker::FeatureMaker(const ModelShape& shape, const TierRules& tier, const
       }
     types_.push_back(t);
   }
-  const auto flops = gemm_flops_per_token(shape);
   const auto lora = plan_lora(shape, default_lora_targets(), lora_rank);
-  // LoRA: x*A then (x*A)*B, 2 FLOPs per multiply-add over rank*(in+out) weights.
-  gemm_flops_per_token_ = flops.total() + 2.0 * static_cast<double>(lora.params);
-  expert_flops_per_token_ = flops.experts;
+  const TokenWork work = token_work(shape, lora);
+  dense_flops_per_token_ = work.dense_gemm_flops + work.shared_expert_flops + work.latent_proj_flops;
+  lora_flops_per_token_ = work.lora_gemm_flops;
+  expert_flops_per_token_ = work.expert_gemm_flops;
+  router_flops_per_token_ = work.router_flops;
+  // Norms, activations, residual adds and RoPE only. Adding LoRA's fp32 cast/dropout/scale bytes (~16 per adapter
+  // in/out element) was tried and contradicts the H200 tables: Llama-3-8B has 2.3x Gemma-4's adapter elements
+  // per token but 0.8x its memory-bound time per token (docs/method.md, "Per-category model").
+  memory_bytes_per_token_ = work.elementwise_bytes;
   for (const Module& m : expand_modules(shape))
     if (m.kind == ModuleKind::experts) {
       expert_bytes_ += static_cast<double>(m.weight_params() / m.copies * dtype_bytes(shape.dtype));
@@ -113,15 +120,20 @@ StepFeatures FeatureMaker::step(const MicroBatch& batch) const {
   const AttentionPath path = attention_path(batch);
   f.x[kFixed] = 1.0;
   f.x[kHost] = launches_k_;
-  f.x[kGemm] = tokens * gemm_flops_per_token_ * gemm_passes_ / kTera;
+  f.x[kGemm] = tokens * dense_flops_per_token_ * gemm_passes_ / kTera;
+  f.x[kLoraGemm] = tokens * lora_flops_per_token_ * gemm_passes_ / kTera;
   f.expert_tflop = tokens * expert_flops_per_token_ * gemm_passes_ / kTera;
+  f.x[kExpertGemm] = f.expert_tflop + tokens * router_flops_per_token_ * gemm_passes_ / kTera;
+  f.x[kMemoryBound] = tokens * memory_bytes_per_token_ * gemm_passes_ / kGiga;
   for (const LayerType& t : types_) {
     const LayerPlan& plan = t.at(path, batch.width);
     const LayerPlan& plain = t.at(AttentionPath::plain, batch.width);
     const double per_pair = 4.0 * static_cast<double>(t.spec.num_heads * t.spec.head_dim) *
                             static_cast<double>(t.count) * attention_passes_ / kTera;
     const double work = per_pair * batch_pairs(t.spec, batch, plan);
-    f.x[plan.backend == Backend::math ? kAttentionMath : kAttention] += work;
+    f.x[plan.backend == Backend::math        ? kAttentionMath
+        : plan.backend == Backend::efficient ? kAttentionEfficient
+                                             : kAttention] += work;
     if (plan.explicit_mask && !plain.explicit_mask)
       f.x[kMaskPath] += work - per_pair * rows * tiled_pairs(t.spec, batch.width, plain.work);
   }

@@ -5,19 +5,27 @@
 //
 // Step time (seconds) = sum_i c_i * x_i + max(0, c_stream * B - c_gemm * F_exp), where
 //   x_fixed     = 1 per step (launches, optimizer, host work)
-//   x_gemm      = TFLOPs of every GEMM (dense, LoRA, router, experts top-k, LM head) on the R*W processed
-//                 tokens (padding goes through every GEMM), times the pass multiplier (3: forward, two
-//                 backward products; +1 forward when recomputing)
+//   x_gemm      = TFLOPs of the dense bf16 GEMMs of the frozen base (attention projections, dense and shared-expert
+//                 MLPs, MLA latent projections, LM head) on the R*W processed tokens (padding goes through every
+//                 GEMM), times the pass multiplier (3: forward, two backward products; +1 forward when
+//                 recomputing). A frozen weight has no weight gradient, so its real work is 2/3 of this: the
+//                 multiplier is a convention that the efficiency absorbs (docs/method.md, "Per-category model")
+//   x_lora_gemm = TFLOPs of the LoRA adapters (x A, (x A) B; fp32 under peft), times the same multiplier
+//   x_expert_gemm = TFLOPs of the routed top-k experts and the router, times the same multiplier
+//   x_memory    = GB moved by memory-bound kernels (norms, activations, residual adds, RoPE: model/work.hpp)
+//                 times the pass multiplier; the rate absorbs what the count leaves out (LoRA's fp32 casts and
+//                 dropout, copies, loss) in proportion
 //   x_attention = TFLOPs of QK^T and PV on the non-math backends, per layer by its tier plan
 //                 (causal half, W*min(W,window), or W*W with an explicit mask), width rounded up to the
 //                 128-row tile, times 3.5 (forward + backward ~2.5x) (+1 recompute)
+//                 (flash and cuDNN; layers on the memory-efficient CUTLASS kernels in x_attention_efficient)
 //   x_attention_math = the same for layers that fall to the math backend (it materialises W x W)
 //   x_mask_path = has-explicit-mask-because-of-padding * the extra work of layers that lose is_causal
 //                 (their full W*W minus causal half); free for the data to price the padding penalty
 //   x_host      = thousands of kernel launches per step (measured per tier by the harness's CUPTI count or the
 //                 profiler; 1 = "1000 launches" when the count is unknown, so the coefficient is seconds per step)
 //   expert streaming: B = GB of expert weights read (distinct experts hit, E*(1-(1-k/E)^T) for T routed
-//                 tokens, times layers, times 2 reads (+1 recompute)); F_exp = the expert part of x_gemm.
+//                 tokens, times layers, times 2 reads (+1 recompute)); F_exp = x_expert_gemm's expert part.
 //                 A GEMM runs at max(FLOPs/rate, bytes/bandwidth): few tokens per expert are
 //                 weight-streaming bound, which looks like a fixed cost that fades as the batch grows.
 //
@@ -45,7 +53,11 @@
 
 namespace stepcast::model {
 
-enum StepTerm : int { kFixed = 0, kGemm, kAttention, kAttentionMath, kMaskPath, kExpertStream, kHost, kStepTerms };
+enum StepTerm : int {
+  kFixed = 0, kGemm, kAttention, kAttentionMath, kMaskPath, kExpertStream, kHost,
+  kLoraGemm, kExpertGemm, kMemoryBound, kAttentionEfficient,  // per category (docs/method.md, "Per-category model")
+  kStepTerms
+};
 enum MemoryTerm : int { kMemFixed = 0, kMemToken, kMemMask, kMemScore, kMemoryTerms };
 
 // How a term enters the step time (the formulas above).
@@ -71,6 +83,7 @@ struct TermSpec {
   double lower_bound = 0.0;  // every term is a cost: an estimate at the bound is dropped as "the data want it lower"
   bool takes_prior = true;   // --prior regularises it toward the same term of a shipped file
   bool in_first_files = true;  // false: coefficient files written before it existed lack it (read as not selected)
+  int absent_reads_as = -1;     // >= 0: a file without this term reads it as a copy of that term (converted)
 };
 
 // Rows in StepTerm order (static_asserts in features.cpp check it).
@@ -83,6 +96,16 @@ inline constexpr std::array<TermSpec, kStepTerms> kStepTermTable{{
     {"expert_stream_s_per_gb", "s/GB", "GB of expert weights streamed", TermRole::optional, TermForm::expert_stream},
     {"host_s_per_klaunch", "s/1000 launches", "thousands of kernel launches per step", TermRole::optional,
      TermForm::host, 0.0, true, false},
+    // Files written before the split priced LoRA and expert GEMMs at gemm_s_per_tflop: read so, they predict
+    // as before. A missing memory rate reads as not selected (its work was inside the GEMM rate then).
+    {"lora_gemm_s_per_tflop", "s/TFLOP", "LoRA adapter GEMM TFLOPs x passes", TermRole::optional, TermForm::linear,
+     0.0, true, false, kGemm},
+    {"expert_gemm_s_per_tflop", "s/TFLOP", "routed-expert and router GEMM TFLOPs x passes", TermRole::optional,
+     TermForm::linear, 0.0, true, false, kGemm},
+    {"memory_s_per_gb", "s/GB", "GB moved by memory-bound kernels x passes", TermRole::optional, TermForm::linear,
+     0.0, true, false},
+    {"attention_efficient_s_per_tflop", "s/TFLOP", "QK^T + PV TFLOPs of layers on the memory-efficient backend x passes",
+     TermRole::optional, TermForm::linear, 0.0, true, false, kAttention},
 }};
 
 // Rows in MemoryTerm order.
@@ -109,8 +132,8 @@ struct MemoryFeatures {
   std::array<double, kMemoryTerms> y{};  // units in the header comment
 };
 
-// Device seconds of the terms `terms` (any table that starts with the StepTerm rows, so that c[kGemm] is the
-// GEMM rate), coefficients c and features x, one per term. Templated so that Ceres can differentiate it.
+// Device seconds of the terms `terms` (any table that starts with the StepTerm rows, so that c[kExpertGemm] is
+// the expert GEMM rate), coefficients c and features x, one per term. Templated so that Ceres can differentiate it.
 template <typename T, typename Terms>
 T device_seconds(const Terms& terms, const T* c, const double* x, double expert_tflop) {
   T device = T(0);
@@ -118,7 +141,9 @@ T device_seconds(const Terms& terms, const T* c, const double* x, double expert_
     if (terms[i].form == TermForm::linear) device += c[i] * x[i];
   for (size_t i = 0; i < terms.size(); ++i)
     if (terms[i].form == TermForm::expert_stream) {
-      const T stream = c[i] * x[i] - c[kGemm] * expert_tflop;
+      // The expert GEMM rate; a fit that ties it to the GEMM rate holds it at 0 (calibrate/fit_step.cpp).
+      const T& expert_rate = c[kExpertGemm] > T(0) ? c[kExpertGemm] : c[kGemm];
+      const T stream = c[i] * x[i] - expert_rate * expert_tflop;
       if (stream > T(0)) device += stream;
     }
   return device;
@@ -195,8 +220,11 @@ class FeatureMaker {
   TierRules tier_;
   GpuInfo gpu_;
   std::vector<LayerType> types_;
-  double gemm_flops_per_token_ = 0;    // forward, all GEMMs incl. experts top-k and LoRA
+  double dense_flops_per_token_ = 0;   // forward, dense base GEMMs (model/work.hpp)
+  double lora_flops_per_token_ = 0;    // forward, LoRA adapters
   double expert_flops_per_token_ = 0;  // forward, experts top-k only
+  double router_flops_per_token_ = 0;  // forward, router projections
+  double memory_bytes_per_token_ = 0;  // forward, bytes of the memory-bound kernels
   double expert_bytes_ = 0;            // one expert's weights, summed over the layers, bytes
   double num_experts_ = 0;
   double log_miss_ = 0;                // log(1 - k/E): a token misses a given expert

@@ -12,24 +12,36 @@ namespace stepcast::model {
 namespace {
 
 // Which rate of the GPU a step term's work runs against (docs/method.md, "Transfer").
-enum class Rate { none, bf16, bandwidth };
+enum class Rate { none, bf16, fp32, bandwidth };
 
 Rate rate_of(int term) {
   switch (term) {
     case kGemm:
     case kAttention:
     case kAttentionMath:
-    case kMaskPath: return Rate::bf16;
-    case kExpertStream: return Rate::bandwidth;
+    case kMaskPath:
+    case kExpertGemm:
+    case kAttentionEfficient: return Rate::bf16;
+    case kLoraGemm: return Rate::fp32;  // peft keeps adapters in fp32: cuBLAS runs them as fp32 (ffma) GEMMs
+    case kExpertStream:
+    case kMemoryBound: return Rate::bandwidth;
     default: return Rate::none;  // fixed and host: CPU and driver time, carried as they are
   }
 }
 
 double rate(const GpuInfo& gpu, Rate r) {
-  return r == Rate::bf16 ? gpu.peaks.bf16_tflops : r == Rate::bandwidth ? gpu.peaks.memory_gbs : 0.0;
+  switch (r) {
+    case Rate::bf16: return gpu.peaks.bf16_tflops;
+    case Rate::fp32: return gpu.peaks.fp32_tflops;
+    case Rate::bandwidth: return gpu.peaks.memory_gbs;
+    case Rate::none: return 0.0;
+  }
+  return 0.0;
 }
 
-const char* rate_key(Rate r) { return r == Rate::bf16 ? "peak_bf16_tflops" : "memory_bandwidth_gbs"; }
+const char* rate_key(Rate r) {
+  return r == Rate::bf16 ? "peak_bf16_tflops" : r == Rate::fp32 ? "peak_fp32_tflops" : "memory_bandwidth_gbs";
+}
 
 std::string canonical_tier(const std::string& label) { return tier_label(tier_from_label(label)); }
 

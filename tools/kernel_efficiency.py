@@ -1,50 +1,138 @@
 #!/usr/bin/env python3
-"""Per-category efficiency from the harness's CUPTI kernel tables (docs/method.md, "Transfer").
+"""Per-category step rates from the harness's CUPTI kernel tables (docs/method.md, "Per-category model").
 
-For every table under scenarios/measurements/*.kernels: the category's kernel time per step (`stepcast kernels`)
-against the work the step model gives that category (`stepcast predict --format json`, its `work`), as a share
-of the GPU's dense BF16 peak (scenarios/gpus.yaml):  efficiency = work [TFLOP] / (time [s] x peak [TFLOP/s]).
-Usage: tools/kernel_efficiency.py [path/to/stepcast]   (default build/cli/stepcast); prints a Markdown table.
+For each table: every kernel's category (`stepcast kernels --format json`, the rules of kernels/classify.cpp),
+summed per step into the step model's categories, against the work `stepcast predict --format json` gives that
+category for the table's shape (its `work`, per term):
+  gemm_s_per_tflop         bf16 GEMM kernels (category gemm, not fp32)    / dense base GEMM TFLOPs
+  lora_gemm_s_per_tflop    fp32 GEMM kernels (cuBLAS f32f32 / SIMT sgemm) / LoRA adapter TFLOPs
+  expert_gemm_s_per_tflop  grouped_gemm kernels + the MoE dispatch ones   / routed-expert + router TFLOPs
+  attention_s_per_tflop    cuDNN and flash attention kernels              / their layers' attention TFLOPs
+  attention_efficient_s_per_tflop  CUTLASS (memory-efficient) kernels     / their layers' attention TFLOPs
+(attention only from tables without math layers or a padding mask: those are priced on the step records)
+  memory_s_per_gb          elementwise + copy + reduction + other kernels / memory-bound GB
+A rate is sum(time) / sum(work) over the tables (least squares through the origin, weighted by work), with the
+efficiency 1 / (rate x peak) beside it. With --prior-out, writes a copy of --coefficients whose step rates are
+these (selected, std_error 0): `stepcast calibrate --prior THAT --prior-sigma 0.02` then fits what the tables
+cannot see (fixed, host, mask path, overlap) on the step records with the category rates held near these.
+An fp32 GEMM whose calls average above --fp32-dense-ms is not an adapter GEMM (adapters are rank-16 and take
+tens of microseconds): the math backend's fp32 score bmm of Gemma-4's global layers, 10-15 calls of 7-11 ms
+per step; such kernels are reported apart as `fp32_dense` and priced nowhere (those tables price no attention).
+Usage: tools/kernel_efficiency.py [--stepcast BIN] [--coefficients FILE] [--prior-out FILE] TABLE.jsonl...
 """
-import glob
+import argparse
 import json
+import re
 import subprocess
 import sys
 
-STEPCAST = sys.argv[1] if len(sys.argv) > 1 else "build/cli/stepcast"
-COEFFS = "scenarios/coefficients/h200-sdpa-auto-grouped-gqa-expand.yaml"  # its model and GPU; work needs no rates
-PEAK_BF16 = {"NVIDIA H200": 989.4}  # scenarios/gpus.yaml
+# Token dispatch of a MoE layer (index_add of the expert outputs, gathers, the router's top-k and sort).
+MOE_DISPATCH = re.compile(r"indexFunc|gather|scatter|sort|topk|histc|cumsum")
+FP32_GEMM = re.compile(r"f32f32_f32f32|sgemm|_s16816gemm|_s1688gemm|tf32")
+PEAK = {"gemm_s_per_tflop": "bf16", "expert_gemm_s_per_tflop": "bf16", "attention_s_per_tflop": "bf16",
+        "attention_efficient_s_per_tflop": "bf16",
+        "lora_gemm_s_per_tflop": "fp32", "memory_s_per_gb": "bandwidth"}
+# scenarios/gpus.yaml: peak_bf16_tflops, peak_fp32_tflops, memory_bandwidth_gbs
+PEAKS = {"NVIDIA H200": {"bf16": 989.4, "fp32": 67.0, "bandwidth": 4800.0}}
 
 
-def run_json(args):
-    return json.loads(subprocess.run([STEPCAST] + args, check=True, capture_output=True, text=True).stdout)
+def run_json(stepcast, args):
+    out = subprocess.run([stepcast] + args, capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"{stepcast} {' '.join(args)}: exit {out.returncode}: {out.stderr.strip()}")
+    return json.loads(out.stdout)
+
+
+def category_times(k, steps, fp32_dense_s):
+    t_has_experts = any(kern["category"] == "grouped_gemm" for kern in k["kernels"])
+    t = {key: 0.0 for key in PEAK}
+    t["fp32_dense"] = 0.0
+    for kern in k["kernels"]:
+        s = kern["time_s"] / steps
+        cat = kern["category"]
+        if cat == "gemm" and FP32_GEMM.search(kern["name"]):
+            per_call = kern["time_s"] / max(1, kern["count"])
+            t["fp32_dense" if per_call > fp32_dense_s else "lora_gemm_s_per_tflop"] += s
+        elif cat == "gemm":
+            t["gemm_s_per_tflop"] += s
+        elif cat != "attention" and t_has_experts and MOE_DISPATCH.search(kern["name"]):
+            t["expert_gemm_s_per_tflop"] += s  # routing: the expert rate carries its dispatch
+        elif cat == "grouped_gemm":
+            t["expert_gemm_s_per_tflop"] += s
+        elif cat == "attention" and kern["library"].startswith("CUTLASS"):
+            t["attention_efficient_s_per_tflop"] += s  # fmha_cutlass: the memory-efficient backend
+        elif cat == "attention":
+            t["attention_s_per_tflop"] += s
+        elif cat in ("elementwise", "copy", "reduction", "other"):
+            t["memory_s_per_gb"] += s
+    return t
+
+
+def table_work(stepcast, coefficients, header):
+    model, shape, rows_field, tier = header["label"].split(" ")
+    width = shape.split("x")[1]
+    p = run_json(stepcast, ["predict", "--coefficients", coefficients, "--model", model, "--tier", tier,
+                            "--transfer", "--rows", rows_field.split("=")[1], "--width", width, "--format", "json"])
+    w = p["work"]
+    return {"gemm_s_per_tflop": w["gemm_s_per_tflop"], "lora_gemm_s_per_tflop": w["lora_gemm_s_per_tflop"],
+            "expert_gemm_s_per_tflop": w["expert_gemm_s_per_tflop"],
+            "attention_s_per_tflop": w["attention_s_per_tflop"],
+            "attention_efficient_s_per_tflop": w["attention_efficient_s_per_tflop"], "mask": w["mask_path_s_per_tflop"],
+            "memory_s_per_gb": w["memory_s_per_gb"], "math": w["attention_math_s_per_tflop"]}
+
+
+def write_prior(coefficients, rates, path):
+    text = open(coefficients).read()
+    head, rest = text.split("\nstep:\n", 1)
+    step_lines, tail = rest.split("\nmemory:\n", 1)
+    kept = [l for l in step_lines.splitlines() if l.strip().split(":")[0] not in rates]
+    for name, rate in rates.items():
+        kept.append(f'  {name}: {{value: {rate:.10g}, std_error: 0, selected: true, '
+                    f'reason: "kernel tables (tools/kernel_efficiency.py)"}}')
+    with open(path, "w") as f:
+        f.write(head + "\nstep:\n" + "\n".join(kept) + "\nmemory:\n" + tail)
 
 
 def main():
-    print("| table | GEMM time s | GEMM TFLOP | GEMM eff. | attention time s | attention TFLOP | attention eff. |"
-          " memory-bound time s (elementwise+copy+reduction) | device s |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-    for path in sorted(glob.glob("scenarios/measurements/*.kernels/*.jsonl")):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--stepcast", default="build/cli/stepcast")
+    ap.add_argument("--coefficients", default="scenarios/coefficients/h200-sdpa-auto-grouped-gqa-expand.yaml")
+    ap.add_argument("--prior-out")
+    ap.add_argument("--fp32-dense-ms", type=float, default=1.0)
+    ap.add_argument("tables", nargs="+")
+    a = ap.parse_args()
+    sums = {key: [0.0, 0.0] for key in PEAK}
+    device = None
+    print("| table | " + " | ".join(f"{k} s / work / eff." for k in PEAK) + " | fp32 dense s | device s |")
+    print("| --- " * (len(PEAK) + 3) + "|")
+    for path in a.tables:
         with open(path) as f:
             header = json.loads(f.readline())
-        model, shape, rows_field, tier = header["label"].split(" ")
-        rows = rows_field.split("=")[1]
-        width = shape.split("x")[1]
-        k = run_json(["kernels", path, "--format", "json"])
+        device = header["device"]
         steps = header.get("steps", 1)
-        cat = k["categories"]
-        gemm_s = (cat["gemm"]["time_s"] + cat["grouped_gemm"]["time_s"]) / steps
-        attn_s = cat["attention"]["time_s"] / steps
-        mem_s = (cat["elementwise"]["time_s"] + cat["copy"]["time_s"] + cat["reduction"]["time_s"]) / steps
-        p = run_json(["predict", "--coefficients", COEFFS, "--model", model, "--tier", tier, "--transfer",
-                      "--rows", rows, "--width", width, "--format", "json"])
-        w = p["work"]
-        gemm_w = w["gemm_s_per_tflop"]
-        attn_w = w["attention_s_per_tflop"] + w["attention_math_s_per_tflop"] + w["mask_path_s_per_tflop"]
-        peak = PEAK_BF16[header["device"]]
-        name = path.split("/")[-2].replace(".kernels", "") + "/" + path.split("/")[-1]
-        print(f"| {name} | {gemm_s:.3f} | {gemm_w:.1f} | {100 * gemm_w / (gemm_s * peak):.1f} % | {attn_s:.3f} |"
-              f" {attn_w:.1f} | {100 * attn_w / (attn_s * peak):.1f} % | {mem_s:.3f} | {k['device_time_s'] / steps:.3f} |")
+        k = run_json(a.stepcast, ["kernels", path, "--format", "json"])
+        t = category_times(k, steps, a.fp32_dense_ms / 1000.0)
+        w = table_work(a.stepcast, a.coefficients, header)
+        cells = []
+        for key, rate in PEAK.items():
+            peak = PEAKS[device][rate]
+            eff = w[key] / (t[key] * peak) if t[key] > 0 else 0.0
+            cells.append(f"{t[key]:.4f} / {w[key]:.3f} / {100 * eff:.1f} %")
+            if (w["math"] > 0 or w["mask"] > 0) and key.startswith("attention"):
+                continue  # math layers' bmm land in the gemm category; the mask path is fitted on step records
+            sums[key][0] += t[key]
+            sums[key][1] += w[key]
+        name = "/".join(path.split("/")[-2:])
+        print(f"| {name} | " + " | ".join(cells) + f" | {t['fp32_dense']:.4f} | {k['device_time_s'] / steps:.3f} |")
+    rates = {}
+    print("\n| term | rate | efficiency |\n| --- | --- | --- |")
+    for key, (time_s, work) in sums.items():
+        if work <= 0 or time_s <= 0:
+            continue
+        rates[key] = time_s / work
+        print(f"| {key} | {rates[key]:.6g} | {100 / (rates[key] * PEAKS[device][PEAK[key]]):.1f} % |")
+    if a.prior_out:
+        write_prior(a.coefficients, rates, a.prior_out)
 
 
 if __name__ == "__main__":

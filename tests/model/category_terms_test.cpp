@@ -1,0 +1,89 @@
+// The per-category step terms (model/features.hpp, docs/method.md "Per-category model"): the GEMM work split
+// into dense, LoRA and expert parts, the memory-bound bytes, how files written before the split read, and
+// which GPU rate each new term is carried by.
+#include "catch.hpp"
+#include "io/coefficients_io.hpp"
+#include "io/model_config.hpp"
+#include "model/counts.hpp"
+#include "model/features.hpp"
+#include "model/modules.hpp"
+#include "model/step_model.hpp"
+#include "model/transfer.hpp"
+
+namespace sm = stepcast::model;
+using Catch::Matchers::StartsWith;
+
+namespace {
+const char* const kShipped = STEPCAST_SCENARIOS "/coefficients/h200-sdpa-auto-grouped-gqa-expand.yaml";
+
+sm::MicroBatch batch(int64_t rows, int64_t width) { return {std::vector<int64_t>(static_cast<size_t>(rows), width), width}; }
+
+sm::FeatureMaker h200_maker(const sm::ModelShape& shape) {
+  return sm::FeatureMaker(shape, sm::tier_from_label("sdpa-auto/grouped/gqa-expand"), sm::gpu_info("NVIDIA H200"));
+}
+}  // namespace
+
+TEST_CASE("the three GEMM terms add up to every GEMM FLOP the model had before the split", "[features][category]") {
+  for (const char* name : {"gemma-4-26b-a4b", "llama-3-8b", "qwen3-30b-a3b"}) {
+    INFO(name);
+    const auto shape = stepcast::io::load_model(name);
+    const auto f = h200_maker(shape).step(batch(2, 4096));
+    const auto lora = sm::plan_lora(shape, sm::default_lora_targets(), 16);
+    const double all = (sm::gemm_flops_per_token(shape).total() + 2.0 * static_cast<double>(lora.params)) * 8192 * 3 / 1e12;
+    CHECK(f.x[sm::kGemm] + f.x[sm::kLoraGemm] + f.x[sm::kExpertGemm] == Approx(all).epsilon(1e-9));
+    CHECK(f.x[sm::kLoraGemm] > 0);
+    CHECK(f.x[sm::kMemoryBound] > 0);
+    CHECK(f.expert_tflop <= f.x[sm::kExpertGemm]);
+  }
+  const auto dense = h200_maker(stepcast::io::load_model("llama-3-8b")).step(batch(1, 2048));
+  CHECK(dense.x[sm::kExpertGemm] == 0);
+}
+
+TEST_CASE("memory-bound bytes grow with tokens, not with width squared", "[features][category]") {
+  const auto maker = h200_maker(stepcast::io::load_model("llama-3-8b"));
+  const double one = maker.step(batch(1, 2048)).x[sm::kMemoryBound];
+  CHECK(maker.step(batch(4, 2048)).x[sm::kMemoryBound] == Approx(4 * one));
+  CHECK(maker.step(batch(1, 8192)).x[sm::kMemoryBound] == Approx(4 * one));
+}
+
+TEST_CASE("a file written before the split reads its LoRA and expert rates as its GEMM rate", "[io][category]") {
+  const auto c = stepcast::io::load_coefficients(kShipped);
+  for (int term : {sm::kLoraGemm, sm::kExpertGemm}) {
+    INFO(sm::step_term_names()[term]);
+    CHECK(c.step[term].selected);
+    CHECK(c.step[term].value == c.step[sm::kGemm].value);
+    CHECK_THAT(c.step[term].reason, StartsWith("converted:"));
+  }
+  CHECK_FALSE(c.step[sm::kMemoryBound].selected);
+  CHECK_THAT(c.step[sm::kMemoryBound].reason, StartsWith("not selected: absent"));
+}
+
+TEST_CASE("LoRA GEMMs carry by the fp32 peak, memory-bound bytes by the bandwidth", "[transfer][category]") {
+  sm::Coefficients c;
+  c.model = "gemma-4-26b-a4b";
+  c.gpu = "NVIDIA H200";
+  c.tier = "sdpa-auto/grouped/gqa-expand";
+  c.step[sm::kGemm] = {0.002, 0, true, ""};
+  c.step[sm::kLoraGemm] = {0.5, 0, true, ""};
+  c.step[sm::kMemoryBound] = {0.0004, 0, true, ""};
+  const auto from = sm::gpu_info("NVIDIA H200"), to = sm::gpu_info("NVIDIA RTX PRO 6000 Blackwell");
+  const auto t = sm::transfer_coefficients(c, {"", to.name, ""}, true);
+  CHECK(t.coefficients.step[sm::kLoraGemm].value == Approx(0.5 * from.peaks.fp32_tflops / to.peaks.fp32_tflops));
+  CHECK(t.coefficients.step[sm::kMemoryBound].value == Approx(0.0004 * from.peaks.memory_gbs / to.peaks.memory_gbs));
+  CHECK(t.coefficients.step[sm::kGemm].value == Approx(0.002 * from.peaks.bf16_tflops / to.peaks.bf16_tflops));
+  const auto e = sm::step_efficiencies(c, from);
+  CHECK(e[sm::kMemoryBound] == Approx(1.0 / (0.0004 * from.peaks.memory_gbs)));
+}
+
+TEST_CASE("an old file predicts what it predicted before the split", "[features][category]") {
+  // Before the split the step was c_gemm x (all GEMM TFLOPs) + the other terms; the converted rates give it.
+  const auto c = stepcast::io::load_coefficients(kShipped);
+  const auto shape = stepcast::io::load_model(c.model);
+  const sm::StepModel m(shape, c);
+  const auto f = m.features().step(batch(2, 4096));
+  const double gemm = c.step[sm::kGemm].value * (f.x[sm::kGemm] + f.x[sm::kLoraGemm] + f.x[sm::kExpertGemm]);
+  double rest = 0;
+  for (int i : {sm::kFixed, sm::kAttention, sm::kAttentionMath, sm::kMaskPath})
+    rest += c.step[i].selected ? c.step[i].value * f.x[i] : 0.0;
+  CHECK(m.sides(batch(2, 4096)).device_s == Approx(gemm + rest));
+}
