@@ -137,8 +137,12 @@ struct MemoryFeatures {
 template <typename T, typename Terms>
 T device_seconds(const Terms& terms, const T* c, const double* x, double expert_tflop) {
   T device = T(0);
-  for (size_t i = 0; i < terms.size(); ++i)
-    if (terms[i].form == TermForm::linear) device += c[i] * x[i];
+  for (size_t i = 0; i < terms.size(); ++i) {
+    if (terms[i].form != TermForm::linear) continue;
+    // A split-off rate held at 0 (not selected, or tied by the fit) is priced at the rate it was split from.
+    const int from = terms[i].absent_reads_as;
+    device += (from >= 0 && !(c[i] > T(0)) ? c[from] : c[i]) * x[i];
+  }
   for (size_t i = 0; i < terms.size(); ++i)
     if (terms[i].form == TermForm::expert_stream) {
       // The expert GEMM rate; a fit that ties it to the GEMM rate holds it at 0 (calibrate/fit_step.cpp).

@@ -54,6 +54,8 @@ TEST_CASE("a file written before the split reads its LoRA and expert rates as it
     CHECK(c.step[term].value == c.step[sm::kGemm].value);
     CHECK_THAT(c.step[term].reason, StartsWith("converted:"));
   }
+  CHECK_THAT(c.step[sm::kAttentionEfficient].reason, StartsWith("converted:"));
+  CHECK(c.step[sm::kAttentionEfficient].value == c.step[sm::kAttention].value);
   CHECK_FALSE(c.step[sm::kMemoryBound].selected);
   CHECK_THAT(c.step[sm::kMemoryBound].reason, StartsWith("not selected: absent"));
 }
@@ -75,6 +77,19 @@ TEST_CASE("LoRA GEMMs carry by the fp32 peak, memory-bound bytes by the bandwidt
   CHECK(e[sm::kMemoryBound] == Approx(1.0 / (0.0004 * from.peaks.memory_gbs)));
 }
 
+TEST_CASE("a split-off rate left at 0 is priced at the rate it was split from", "[features][category]") {
+  std::array<double, sm::kStepTerms> c{};
+  c[sm::kGemm] = 0.004;
+  sm::StepFeatures f;
+  f.x[sm::kGemm] = 10;
+  f.x[sm::kLoraGemm] = 1;
+  f.x[sm::kExpertGemm] = 5;
+  f.x[sm::kMemoryBound] = 100;  // no source row: free when not selected
+  CHECK(sm::device_seconds(c.data(), f) == Approx(0.004 * 16));
+  c[sm::kLoraGemm] = 0.1;
+  CHECK(sm::device_seconds(c.data(), f) == Approx(0.004 * 15 + 0.1));
+}
+
 TEST_CASE("an old file predicts what it predicted before the split", "[features][category]") {
   // Before the split the step was c_gemm x (all GEMM TFLOPs) + the other terms; the converted rates give it.
   const auto c = stepcast::io::load_coefficients(kShipped);
@@ -83,7 +98,7 @@ TEST_CASE("an old file predicts what it predicted before the split", "[features]
   const auto f = m.features().step(batch(2, 4096));
   const double gemm = c.step[sm::kGemm].value * (f.x[sm::kGemm] + f.x[sm::kLoraGemm] + f.x[sm::kExpertGemm]);
   double rest = 0;
-  for (int i : {sm::kFixed, sm::kAttention, sm::kAttentionMath, sm::kMaskPath})
+  for (int i : {sm::kFixed, sm::kAttention, sm::kAttentionEfficient, sm::kAttentionMath, sm::kMaskPath})
     rest += c.step[i].selected ? c.step[i].value * f.x[i] : 0.0;
   CHECK(m.sides(batch(2, 4096)).device_s == Approx(gemm + rest));
 }

@@ -76,6 +76,11 @@ sm::MicroBatch batch(std::vector<int64_t> rows, int64_t width) {
   b.width = width;
   return b;
 }
+// Every GEMM term (dense, LoRA, expert) and every fused-attention term (flash/cuDNN, memory-efficient): the
+// work these tests pin down, whichever category prices it (docs/method.md, "Per-category model").
+double all_gemm(const sm::StepFeatures& f) { return f.x[sm::kGemm] + f.x[sm::kLoraGemm] + f.x[sm::kExpertGemm]; }
+double fused(const sm::StepFeatures& f) { return f.x[sm::kAttention] + f.x[sm::kAttentionEfficient]; }
+
 }  // namespace
 
 TEST_CASE("features scale with the shape's work", "[features]") {
@@ -85,24 +90,24 @@ TEST_CASE("features scale with the shape's work", "[features]") {
   const auto b = f.step(batch({4096, 4096}, 4096));
   const auto padded = f.step(batch({4096, 1024}, 4096));
   SECTION("GEMM work follows processed tokens R*W, padding included") {
-    CHECK(b.x[sm::kGemm] == Approx(2 * a.x[sm::kGemm]));
-    CHECK(padded.x[sm::kGemm] == Approx(b.x[sm::kGemm]));
+    CHECK(all_gemm(b) == Approx(2 * all_gemm(a)));
+    CHECK(all_gemm(padded) == Approx(all_gemm(b)));
     // 3 passes x (forward GEMM FLOPs per token + LoRA's 2 x rank x (in + out) per module) x 4096 tokens (2 x 2048).
     const double lora = 2.0 * static_cast<double>(sm::plan_lora(shape, sm::default_lora_targets(), 16).params);
-    CHECK(a.x[sm::kGemm] == Approx(3 * 4096 * (sm::gemm_flops_per_token(shape).total() + lora) / 1e12));
+    CHECK(all_gemm(a) == Approx(3 * 4096 * (sm::gemm_flops_per_token(shape).total() + lora) / 1e12));
   }
   SECTION("attention with explicit sliding masks is W x W: 4x per row from doubling W") {
-    CHECK(b.x[sm::kAttention] == Approx(4 * a.x[sm::kAttention]).epsilon(0.001));
+    CHECK(fused(b) == Approx(4 * fused(a)).epsilon(0.001));
   }
   SECTION("padding moves the global layers off is_causal: W x W instead of the causal half") {
     CHECK(a.x[sm::kMaskPath] == 0);
     CHECK(padded.x[sm::kMaskPath] > 0);
-    CHECK(padded.x[sm::kAttention] - b.x[sm::kAttention] == Approx(padded.x[sm::kMaskPath]));
+    CHECK(fused(padded) - fused(b) == Approx(padded.x[sm::kMaskPath]));
     // 5 global layers (16 x 512) go from W(W+1)/2 to W^2; 25 sliding (16 x 256) stay at W^2.
     const double w = 4096;
     const double global_extra = 5 * 16 * 512 * (w * w - w * (w + 1) / 2);
     const double unpadded = 25 * 16 * 256 * w * w + 5 * 16 * 512 * w * (w + 1) / 2;
-    CHECK(padded.x[sm::kAttention] / b.x[sm::kAttention] == Approx(1 + global_extra / unpadded));
+    CHECK(fused(padded) / fused(b) == Approx(1 + global_extra / unpadded));
   }
   SECTION("widths are rounded up to the 128-row tile") {
     CHECK(sm::round_to_tile(2000) == 2048);
@@ -209,9 +214,9 @@ TEST_CASE("a window-honouring kernel does W*min(W, window)", "[features]") {
   // Sliding layers become linear in W past the window; the 5 global layers stay causal (quadratic).
   const double sliding_a = 25 * 16 * 256 * (1024.0 * 1025 / 2 + (8192 - 1024) * 1024.0);
   const double global_a = 5 * 16 * 512 * (8192.0 * 8193 / 2);
-  CHECK(a.x[sm::kAttention] == Approx(4 * 3.5 * (sliding_a + global_a) / 1e12));
-  CHECK(b.x[sm::kAttention] / a.x[sm::kAttention] < 4.0);
-  CHECK(b.x[sm::kAttention] / a.x[sm::kAttention] > 2.0);
+  CHECK(fused(a) == Approx(4 * 3.5 * (sliding_a + global_a) / 1e12));
+  CHECK(fused(b) / fused(a) < 4.0);
+  CHECK(fused(b) / fused(a) > 2.0);
 }
 
 TEST_CASE("memory: weights from the shape, table sums to the peak", "[memory]") {

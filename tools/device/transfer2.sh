@@ -69,7 +69,11 @@ timeout 150 "$BIN" measure --model "$CONFIG" --points "$points" --tiers "$TIER" 
   --warmup 1 --repetitions 2 --out "$OUT/transfer2-$MODEL.jsonl" --kernel-dir "$OUT/kernels"
 echo "transfer2.sh: $MODEL rc=$? in $(( $(date +%s) - t1 )) s"
 # One file for every kernel table: the device returns about 10 files.
-tar czf "$OUT/transfer2-kernels.tar.gz" -C "$OUT" kernels && rm -rf "$OUT/kernels"
+if [[ -d $OUT/kernels ]]; then
+  tar czf "$OUT/transfer2-kernels.tar.gz" -C "$OUT" kernels && rm -rf "$OUT/kernels"
+else
+  echo "transfer2.sh: no kernel tables (no CUPTI: the CPU dry run has none)"
+fi
 if [[ $mode != --dry-run ]]; then
   # The check, once the records exist: the committed coefficients against the measurements.
   "$BIN" predict --coefficients "$COEFFS" --model "$CONFIG" --tier "$TIER" --transfer \
