@@ -31,18 +31,6 @@ bool added_later(const std::string& name) { return model::added_after_first_file
 
 constexpr const char* kAbsentReason = "not selected: absent from this file";
 
-// A file written before the architecture memory model (no activation_scale) prices activations with the
-// architecture as fitted on Gemma-4 H200 records (scale 1, docs/families.md) and keeps its fixed_gib and
-// math-score terms; its per-token and mask terms described the fitted family's activations, which the
-// architecture now gives for every family, so they are dropped rather than counted twice.
-void read_first_files_memory(model::Coefficients& c) {
-  model::Term& scale = c.memory[model::kMemActivation];
-  if (scale.selected || scale.reason != kAbsentReason) return;
-  scale = {1.0, 0, true, "architecture memory as fitted on Gemma-4 H200 records (absent from this file)"};
-  for (int j : {model::kMemToken, model::kMemMask})
-    c.memory[j] = {0, 0, false, "not selected: superseded by the architecture memory (absent activation_scale)"};
-}
-
 template <size_t N>
 void read_terms(MapReader& parent, const std::string& key, const std::array<std::string, N>& names,
                 std::array<model::Term, N>& terms, bool every_term_optional = false) {
@@ -109,7 +97,6 @@ model::Coefficients load_coefficients(const std::string& path) {
   r.read("peak_rms_gib", c.peak_rms_gib, false, -1e-300);
   read_terms(r, "step", model::step_term_names(), c.step);
   read_terms(r, "memory", model::memory_term_names(), c.memory);
-  read_first_files_memory(c);
   if (r.has("host")) {
     MapReader host = r.child("host");
     host.read("launches_per_step", c.launches_per_step, true, -1e-300, kMaxLaunchesPerStep);
