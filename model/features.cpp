@@ -87,7 +87,7 @@ FeatureMaker::FeatureMaker(const ModelShape& shape, const TierRules& tier, const
     types_.push_back(t);
   }
   const auto flops = gemm_flops_per_token(shape);
-  const auto lora = plan_lora(shape, default_lora_targets(), lora_rank);
+  const auto lora = plan_lora(shape, default_lora_targets(shape), lora_rank);  // the family's own target names
   // LoRA: x*A then (x*A)*B, 2 FLOPs per multiply-add over rank*(in+out) weights.
   gemm_flops_per_token_ = flops.total() + 2.0 * static_cast<double>(lora.params);
   expert_flops_per_token_ = flops.experts;
@@ -108,7 +108,6 @@ FeatureMaker::FeatureMaker(const ModelShape& shape, const TierRules& tier, const
 void FeatureMaker::set_memory_rates(const ModelShape& shape, const TierRules& tier, int64_t lora_rank) {
   TrainingSetup setup;
   setup.lora_rank = lora_rank;
-  setup.lora_targets = default_lora_targets();
   setup.ce_chunked = tier.ce_chunked;
   const ArchitectureMemoryRates rates = architecture_rates(shape, setup);
   weights_gib_ = rates.weight_bytes / kGiB;
