@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "catch.hpp"
+#include "io/coefficients_io.hpp"
 #include "io/model_config.hpp"
 #include "model/counts.hpp"
 #include "model/memory.hpp"
@@ -152,4 +153,31 @@ TEST_CASE("zero shot: the Gemma-4-fitted architecture memory on Llama-3, Qwen3-M
     CHECK(*std::max_element(errors.begin(), errors.end()) * 100 < c.max_pct);
     CHECK(mean_of(errors) > 0);  // a real comparison, not a copy of the data
   }
+}
+
+TEST_CASE("predict's memory features are the architecture's: base and activations match architecture_memory",
+          "[memory][arch]") {
+  const auto s = io::load_model(STEPCAST_SCENARIOS "/models/qwen3-30b-a3b.json");
+  const model::FeatureMaker f(s, model::tier_from_label("sdpa-auto/grouped/gqa-expand"), model::gpu_info("NVIDIA H200"));
+  model::MicroBatch b;
+  b.rows = {4096, 4096};
+  b.width = 4096;
+  const auto y = f.memory(b);
+  model::TrainingSetup setup;  // rank 16 on the family's own targets, full loss path, unpadded
+  const auto t = model::architecture_memory(s, setup, 2, 4096);
+  const double run = static_cast<double>(item(t, "weights") + item(t, "lora_params_grads_adamw_fp32"));
+  const double step = static_cast<double>(t.total_bytes()) - run;
+  CHECK(y.base_gib * 1073741824.0 == Approx(run).epsilon(1e-9));
+  CHECK(y.y[model::kMemActivation] * 1073741824.0 == Approx(step).epsilon(1e-9));
+  CHECK(y.y[model::kMemActivation] > 0);
+}
+
+TEST_CASE("a coefficient file from before the architecture term keeps its own per-token pricing; a new one uses the term",
+          "[memory][arch]") {
+  const auto old = io::load_coefficients(STEPCAST_SCENARIOS "/coefficients/h200-hf-peft-sdpa-grouped_mm.yaml");
+  CHECK_FALSE(old.memory[model::kMemActivation].selected);
+  CHECK(old.memory[model::kMemToken].selected);
+  const auto few = io::load_coefficients(STEPCAST_SCENARIOS "/coefficients/h200-qwen3-30b-a3b-fewshot4.yaml");
+  CHECK(few.memory[model::kMemActivation].selected);
+  CHECK(few.memory[model::kMemActivation].value == Approx(0.765).margin(0.01));
 }
