@@ -5,6 +5,7 @@
 
 #include "model/coefficients.hpp"
 #include "model/counts.hpp"
+#include "model/memory.hpp"
 #include "model/modules.hpp"
 #include "model/work.hpp"
 
@@ -87,7 +88,7 @@ FeatureMaker::FeatureMaker(const ModelShape& shape, const TierRules& tier, const
       }
     types_.push_back(t);
   }
-  const auto lora = plan_lora(shape, default_lora_targets(), lora_rank);
+  const auto lora = plan_lora(shape, default_lora_targets(shape), lora_rank);  // the family's own target names
   const TokenWork work = token_work(shape, lora);
   dense_flops_per_token_ = work.dense_gemm_flops + work.shared_expert_flops + work.latent_proj_flops;
   lora_flops_per_token_ = work.lora_gemm_flops;
@@ -108,9 +109,18 @@ FeatureMaker::FeatureMaker(const ModelShape& shape, const TierRules& tier, const
   gemm_passes_ = 3.0 + recompute;
   attention_passes_ = 3.5 + recompute;
   stream_passes_ = 2.0 + recompute;
-  weights_gib_ = static_cast<double>(weight_bytes(shape, shape.dtype)) / kGiB;
-  // LoRA parameters and their gradients in fp32 (peft keeps adapters in fp32 under autocast).
-  lora_gib_ = static_cast<double>(lora.params) * 8.0 / kGiB;
+  set_memory_rates(shape, tier, lora_rank);
+}
+
+void FeatureMaker::set_memory_rates(const ModelShape& shape, const TierRules& tier, int64_t lora_rank) {
+  TrainingSetup setup;
+  setup.lora_rank = lora_rank;
+  setup.ce_chunked = tier.ce_chunked;
+  const ArchitectureMemoryRates rates = architecture_rates(shape, setup);
+  weights_gib_ = rates.weight_bytes / kGiB;
+  lora_gib_ = rates.trainable_bytes / kGiB;
+  activation_bytes_per_token_ = rates.step_bytes_per_token();
+  mask_bytes_ = rates.mask_bytes;
 }
 
 StepFeatures FeatureMaker::step(const MicroBatch& batch) const {
@@ -161,6 +171,7 @@ MemoryFeatures FeatureMaker::memory(const MicroBatch& batch) const {
       m.y[kMemScore] += rows * static_cast<double>(t.spec.num_heads * t.count) * w * w / kGiB;
   }
   m.y[kMemMask] = rows * w * w * masks / kGiB;
+  m.y[kMemActivation] = rows * w * activation_bytes_per_token_ / kGiB + m.y[kMemMask] * mask_bytes_;
   return m;
 }
 

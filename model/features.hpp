@@ -36,10 +36,14 @@
 // p -> infinity is "perfect overlap" (the host runs ahead, the step is max(D, H)). Transformers + peft on the
 // H200 is host-bound below ~2k tokens (docs/host.md).
 //
-// Peak memory (GiB) = base (weights + LoRA params and grads, from the shape) + sum_j m_j * y_j with
-//   y_fixed = 1 GiB (allocator slack, optimizer state, workspaces), y_token = R*W KiB (saved activations,
-//   logits and CE per processed token), y_mask = R*W*W*masks bytes (explicit boolean masks),
-//   y_score = R*heads*W*W bytes summed over math layers (materialised scores kept for backward).
+// Peak memory (GiB) = base (weights + what trains: LoRA fp32 adapters with gradients and AdamW states, from
+// the shape) + sum_j m_j * y_j with
+//   y_fixed = 1 GiB (allocator slack, workspaces), y_activation = the activations the architecture implies
+//   (model/memory.hpp architecture_memory: saved layer inputs + the larger of the logits path and one layer's
+//   recompute working set + explicit masks, in GiB; m = 1 is the model as fitted on Gemma-4 H200 records),
+//   y_token = R*W KiB and y_mask = R*W*W*masks bytes (the per-token and mask terms of coefficient files written
+//   before the architecture model: optional corrections now), y_score = R*heads*W*W bytes summed over math
+//   layers (materialised scores kept for backward).
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -58,7 +62,7 @@ enum StepTerm : int {
   kLoraGemm, kExpertGemm, kMemoryBound, kAttentionEfficient,  // per category (docs/method.md, "Per-category model")
   kStepTerms
 };
-enum MemoryTerm : int { kMemFixed = 0, kMemToken, kMemMask, kMemScore, kMemoryTerms };
+enum MemoryTerm : int { kMemFixed = 0, kMemToken, kMemMask, kMemScore, kMemActivation, kMemoryTerms };
 
 // How a term enters the step time (the formulas above).
 enum class TermForm : uint8_t {
@@ -111,9 +115,11 @@ inline constexpr std::array<TermSpec, kStepTerms> kStepTermTable{{
 // Rows in MemoryTerm order.
 inline constexpr std::array<TermSpec, kMemoryTerms> kMemoryTermTable{{
     {"fixed_gib", "GiB", "1 GiB", TermRole::core},
-    {"token_kib", "KiB/token", "R*W KiB", TermRole::core},
+    {"token_kib", "KiB/token", "R*W KiB", TermRole::optional},
     {"mask_bytes_per_element", "bytes/element", "R*W*W*masks bytes (as GiB)", TermRole::optional},
     {"score_bytes_per_element", "bytes/element", "R*heads*W*W bytes over math layers (as GiB)", TermRole::optional},
+    {"activation_scale", "1", "architecture activations GiB (model/memory.hpp)", TermRole::core, TermForm::linear,
+     0.0, true, false},
 }};
 
 // Names as they appear in coefficient files, with the unit of the coefficient (from the tables above).
@@ -204,7 +210,7 @@ class FeatureMaker {
   const GpuInfo& gpu() const { return gpu_; }
   double base_gib() const { return weights_gib_ + lora_gib_; }
   double weights_gib() const { return weights_gib_; }
-  double lora_gib() const { return lora_gib_; }
+  double lora_gib() const { return lora_gib_; }  // what trains (fp32 adapters, their gradients, AdamW states)
 
   struct LayerType {
     AttentionSpec spec;
@@ -221,6 +227,9 @@ class FeatureMaker {
   const std::vector<LayerType>& layer_types() const { return types_; }
 
  private:
+  // Weights, what trains and the activation rates from the architecture (model/memory.hpp).
+  void set_memory_rates(const ModelShape& shape, const TierRules& tier, int64_t lora_rank);
+
   TierRules tier_;
   GpuInfo gpu_;
   std::vector<LayerType> types_;
@@ -237,6 +246,8 @@ class FeatureMaker {
   double stream_passes_ = 2;
   double weights_gib_ = 0;
   double lora_gib_ = 0;
+  double activation_bytes_per_token_ = 0;  // architecture_rates: saved inputs + max(logits, working set)
+  double mask_bytes_ = 0;                  // architecture_rates: per element of an explicit mask
   double launches_k_ = 0;
 };
 

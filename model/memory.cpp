@@ -31,8 +31,9 @@ int64_t MemoryTable::total_bytes() const {
 MemoryTable memory_table(const FeatureMaker& features, const MemoryFeatures& y, const std::array<double, kMemoryTerms>& m) {
   MemoryTable t;
   t.items.push_back({"weights", bytes_of(features.weights_gib()), "run"});
-  t.items.push_back({"lora_params_and_grads_fp32", bytes_of(features.lora_gib()), "run"});
+  t.items.push_back({"trainable_state", bytes_of(features.lora_gib()), "run"});
   t.items.push_back({"fixed_slack_optimizer_workspaces", bytes_of(m[kMemFixed] * y.y[kMemFixed]), "run"});
+  t.items.push_back({"architecture_activations", bytes_of(m[kMemActivation] * y.y[kMemActivation]), "step"});
   t.items.push_back({"activations_logits_ce_per_token", bytes_of(m[kMemToken] * y.y[kMemToken]), "step"});
   t.items.push_back({"explicit_attention_masks", bytes_of(m[kMemMask] * y.y[kMemMask]), "step"});
   t.items.push_back({"math_attention_scores", bytes_of(m[kMemScore] * y.y[kMemScore]), "step"});
@@ -88,31 +89,44 @@ double layer_working_set_bytes(const ModelShape& shape, int64_t activation_bytes
   return largest * static_cast<double>(activation_bytes);
 }
 
-MemoryTable architecture_memory(const ModelShape& shape, const TrainingSetup& setup, int64_t rows, int64_t width,
-                                const ArchitectureMemoryConstants& c) {
-  const ParamCounts params = count_params(shape);
-  const double weight_bytes = static_cast<double>(params.total) * static_cast<double>(dtype_bytes(shape.dtype));
-  const bool full = setup.full || setup.lora_rank == 0;
-  double trainable = 0;
-  if (full) {
+double ArchitectureMemoryRates::step_bytes_per_token() const {
+  return saved_bytes_per_token + std::max(logits_bytes_per_token, working_set_bytes_per_token);
+}
+
+ArchitectureMemoryRates architecture_rates(const ModelShape& shape, const TrainingSetup& setup,
+                                           const ArchitectureMemoryConstants& c) {
+  ArchitectureMemoryRates r;
+  r.weight_bytes = static_cast<double>(count_params(shape).total) * static_cast<double>(dtype_bytes(shape.dtype));
+  r.full = setup.full || setup.lora_rank == 0;
+  if (r.full) {
     // Gradients and AdamW's two moments in the weights' dtype (torch.optim.AdamW keeps them like the parameter).
-    trainable = 3.0 * weight_bytes;
+    r.trainable_bytes = 3.0 * r.weight_bytes;
   } else {
     const auto targets = setup.lora_targets.empty() ? default_lora_targets(shape) : setup.lora_targets;
     // fp32 adapters: the parameter, its gradient and AdamW's two moments, 4 bytes each.
-    trainable = 16.0 * static_cast<double>(plan_lora(shape, targets, setup.lora_rank).params);
+    r.trainable_bytes = 16.0 * static_cast<double>(plan_lora(shape, targets, setup.lora_rank).params);
   }
-  const double tokens = static_cast<double>(rows) * static_cast<double>(width);
   const double act = static_cast<double>(setup.activation_bytes);
-  const double saved = tokens * static_cast<double>(shape.num_layers() * shape.hidden_size) * act;
+  r.saved_bytes_per_token = static_cast<double>(shape.num_layers() * shape.hidden_size) * act;
   const double vocab = static_cast<double>(shape.head == Head::lm_head ? shape.vocab_size : shape.num_labels);
-  const double logits = tokens * vocab * (setup.ce_chunked ? c.chunked_logit_bytes : c.logit_bytes);
-  const double working_set = tokens * layer_working_set_bytes(shape, setup.activation_bytes);
+  r.logits_bytes_per_token = vocab * (setup.ce_chunked ? c.chunked_logit_bytes : c.logit_bytes);
+  r.working_set_bytes_per_token = layer_working_set_bytes(shape, setup.activation_bytes);
+  r.mask_bytes = c.mask_bytes;
+  return r;
+}
+
+MemoryTable architecture_memory(const ModelShape& shape, const TrainingSetup& setup, int64_t rows, int64_t width,
+                                const ArchitectureMemoryConstants& c) {
+  const ArchitectureMemoryRates r = architecture_rates(shape, setup, c);
+  const double tokens = static_cast<double>(rows) * static_cast<double>(width);
+  const double saved = tokens * r.saved_bytes_per_token;
+  const double logits = tokens * r.logits_bytes_per_token;
+  const double working_set = tokens * r.working_set_bytes_per_token;
   const double masks = static_cast<double>(rows) * static_cast<double>(width) * static_cast<double>(width) *
-                       explicit_masks(shape, width, setup.padded) * c.mask_bytes;
+                       explicit_masks(shape, width, setup.padded) * r.mask_bytes;
   MemoryTable t;
-  t.items.push_back({"weights", checked_bytes(weight_bytes, "weights"), "run"});
-  t.items.push_back({full ? "gradients_and_adamw_states" : "lora_params_grads_adamw_fp32", checked_bytes(trainable, "trainable state"), "run"});
+  t.items.push_back({"weights", checked_bytes(r.weight_bytes, "weights"), "run"});
+  t.items.push_back({r.full ? "gradients_and_adamw_states" : "lora_params_grads_adamw_fp32", checked_bytes(r.trainable_bytes, "trainable state"), "run"});
   t.items.push_back({"saved_layer_inputs", checked_bytes(saved, "saved layer inputs"), "step"});
   if (logits >= working_set) t.items.push_back({"logits_and_loss", checked_bytes(logits, "logits"), "step"});
   else t.items.push_back({"layer_recompute_working_set", checked_bytes(working_set, "layer working set"), "layer"});

@@ -48,6 +48,24 @@ struct ArchitectureMemoryConstants {
   double mask_bytes = 1.20;            // per element of each explicit R x W x W boolean mask
 };
 
+// The same model reduced to rates, computed once per (shape, setup) so that a micro-batch costs a few
+// multiplications (the planner evaluates millions): bytes for the run, bytes per processed token, bytes per
+// element of each explicit mask.
+struct ArchitectureMemoryRates {
+  double weight_bytes = 0;           // every parameter in the config's dtype
+  double trainable_bytes = 0;        // LoRA fp32 state, or full fine-tuning's gradients and AdamW states
+  bool full = false;
+  double saved_bytes_per_token = 0;  // every layer's saved input
+  double logits_bytes_per_token = 0;
+  double working_set_bytes_per_token = 0;
+  double mask_bytes = 0;             // per element of each explicit R x W x W mask
+  double run_bytes() const { return weight_bytes + trainable_bytes; }
+  // Saved inputs plus the larger of the logits path and one layer's recompute working set.
+  double step_bytes_per_token() const;
+};
+ArchitectureMemoryRates architecture_rates(const ModelShape& shape, const TrainingSetup& setup,
+                                           const ArchitectureMemoryConstants& constants = {});
+
 // Peak memory of one micro-batch of `rows` x `width` under gradient checkpointing, from the architecture:
 // weights (the config's dtype), what trains (LoRA adapters in fp32 with gradients and AdamW states, or every
 // parameter's gradient and AdamW states in the weights' dtype), every layer's saved input, the larger of the

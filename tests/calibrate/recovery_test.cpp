@@ -26,7 +26,7 @@ sm::Coefficients truth(double fixed_s) {
   set(c.step[sm::kAttention], 0.009);
   set(c.step[sm::kMaskPath], 0.004);
   set(c.memory[sm::kMemFixed], 3.0);
-  set(c.memory[sm::kMemToken], 700.0);  // KiB per token
+  set(c.memory[sm::kMemActivation], 0.9);  // times the architecture's activations
   set(c.memory[sm::kMemMask], 2.0);
   return c;
 }
@@ -76,7 +76,7 @@ TEST_CASE("a fit recovers known coefficients within their standard errors", "[re
     CHECK(std::abs(got.step[j].value - c.step[j].value) < 4 * got.step[j].std_error + 1e-12);
     CHECK(got.step[j].std_error < 0.25 * c.step[j].value);
   }
-  for (int j : {sm::kMemFixed, sm::kMemToken, sm::kMemMask}) {
+  for (int j : {sm::kMemFixed, sm::kMemActivation, sm::kMemMask}) {
     INFO(sm::memory_term_names()[j] << " = " << got.memory[j].value << " ± " << got.memory[j].std_error);
     REQUIRE(got.memory[j].selected);
     CHECK(std::abs(got.memory[j].value - c.memory[j].value) < 4 * got.memory[j].std_error + 1e-9);
