@@ -62,7 +62,12 @@ model::Transfer transfer_for(const model::Coefficients& c, const std::string& co
 void require_records_on_gpu(const std::vector<calibrate::Record>& records, const model::Transfer& t,
                             const std::string& coefficients_path, const std::string& command) {
   for (const auto& r : records) {
-    const model::GpuInfo gpu = model::gpu_info(r.gpu);
+    model::GpuInfo gpu;
+    try {
+      gpu = model::gpu_info(r.gpu);
+    } catch (const InputError& e) {
+      throw InputError(r.where() + ": " + e.what());  // an unknown GPU is refused at its record
+    }
     if (gpu.name != t.gpu.name)
       throw InputError(r.where() + ": gpu '" + r.gpu + "'. Violated constraint: " + command + " compares records of " +
                        "the GPU the predictions are for ('" + t.gpu.name + "', " + key_where(coefficients_path, "gpu") +

@@ -44,7 +44,6 @@ model::Term absent_term(const std::string& key, size_t i, const std::array<model
   }
   return {0, 0, false, "not selected: absent from this file"};
 }
-constexpr const char* kAbsentReason = "not selected: absent from this file";
 
 template <size_t N>
 void read_terms(MapReader& parent, const std::string& key, const std::array<std::string, N>& names,

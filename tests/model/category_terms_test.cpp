@@ -16,7 +16,12 @@ using Catch::Matchers::StartsWith;
 namespace {
 const char* const kShipped = STEPCAST_SCENARIOS "/coefficients/h200-sdpa-auto-grouped-gqa-expand.yaml";
 
-sm::MicroBatch batch(int64_t rows, int64_t width) { return {std::vector<int64_t>(static_cast<size_t>(rows), width), width}; }
+sm::MicroBatch batch(int64_t rows, int64_t width) {
+  sm::MicroBatch b;
+  b.rows.assign(static_cast<size_t>(rows), width);
+  b.width = width;
+  return b;
+}
 
 sm::FeatureMaker h200_maker(const sm::ModelShape& shape) {
   return sm::FeatureMaker(shape, sm::tier_from_label("sdpa-auto/grouped/gqa-expand"), sm::gpu_info("NVIDIA H200"));
