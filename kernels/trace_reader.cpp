@@ -734,8 +734,10 @@ std::string first_bytes(const std::filesystem::path& path) {
   return head;
 }
 
+// A property of the whole document: located at its top-level value (line 1, column 1), so that every
+// refusal names file:line:col (docs/reliability.md).
 [[noreturn]] void refuse(const std::filesystem::path& path, const std::string& looks_like) {
-  throw InputError(path.string() + ": " + looks_like +
+  throw InputError(path.string() + ":1:1: " + looks_like +
                    ". Violated constraint: a torch.profiler Chrome trace (an object with \"traceEvents\", or an array "
                    "of trace events), as export_chrome_trace or tensorboard_trace_handler write it");
 }
