@@ -5,6 +5,7 @@
 # then the whole suite under it (the fuzz replay tests run every seed and every input that ever broke a
 # promise through the readers and the whole commands); then, when asked, a bounded libFuzzer run per reader.
 # Usage: tools/sanitize.sh [seconds of libFuzzer per reader, default 0: none] [build folder, default build-asan]
+# STEPCAST_FUZZ_SEED=N fixes libFuzzer's seed (CI: the same mutation sequence on every run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-0}"
@@ -38,7 +39,7 @@ for reader in "${readers[@]}"; do
   # and leaves crash-* (timeout-*, oom-*) in the current folder: fix it and add it to fuzz/regressions/$reader/.
   log="$work/$reader.log"
   if ! "$dir/fuzz/fuzz_$reader" "$work/$reader" "fuzz/corpus/$reader" "fuzz/regressions/$reader" \
-    -max_total_time="$seconds" -timeout=20 -rss_limit_mb=4096 -print_final_stats=1 >"$log" 2>&1; then
+    -max_total_time="$seconds" ${STEPCAST_FUZZ_SEED:+-seed="$STEPCAST_FUZZ_SEED"} -timeout=20 -rss_limit_mb=4096 -print_final_stats=1 >"$log" 2>&1; then
     tail -n 60 "$log"
     echo "fuzz: $reader found a crash or a broken promise (above)" >&2
     exit 1
