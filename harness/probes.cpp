@@ -30,15 +30,6 @@ const std::set<std::string>& known_probes() {
   return probes;
 }
 
-std::string rows_text(const std::vector<int64_t>& rows) {
-  std::string s;
-  for (int64_t r : rows) {
-    if (!s.empty()) s += ',';
-    s += std::to_string(r);  // append, not "," + ...: GCC 12 warns falsely (-Wrestrict) on the concatenation
-  }
-  return s;
-}
-
 std::string utc_now() {
   const std::time_t t = std::time(nullptr);
   std::tm tm{};
@@ -46,12 +37,6 @@ std::string utc_now() {
   std::ostringstream ss;
   ss << std::put_time(&tm, "%Y-%m-%dT%H:%M:%SZ");
   return ss.str();
-}
-
-std::string file_safe(std::string s) {
-  for (char& c : s)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
-  return s;
 }
 
 std::string kernel_dir(const SweepOptions& o) {
@@ -155,12 +140,30 @@ std::vector<double> time_ce(Model& model, const Batch& batch, const Tier& tier, 
   return times;
 }
 
-nlohmann::json capture_kernels(Model& model, const Batch& batch, const Tier& tier, const PointSpec& p,
-                               const SweepOptions& o, const DeviceInfo& dev, ActivitySource& activity) {
+}  // namespace
+
+std::string rows_text(const std::vector<int64_t>& rows) {
+  std::string s;
+  for (int64_t r : rows) {
+    if (!s.empty()) s += ',';
+    s += std::to_string(r);  // append, not "," + ...: GCC 12 warns falsely (-Wrestrict) on the concatenation
+  }
+  return s;
+}
+
+std::string file_safe(std::string s) {
+  for (char& c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
+  return s;
+}
+
+std::vector<ActivityRecord> write_step_kernel_table(Model& model, const Batch& batch, const Tier& tier,
+                                                    const DeviceInfo& dev, ActivitySource& activity,
+                                                    const std::string& label, const std::string& file) {
   model.zero_grad();
   activity.start();
   model.step(batch, tier);
-  const std::vector<ActivityRecord> records = activity.stop();
+  std::vector<ActivityRecord> records = activity.stop();
   model.zero_grad();
   kernels::CuptiTableHeader header;
   header.device = dev.name;
@@ -168,13 +171,23 @@ nlohmann::json capture_kernels(Model& model, const Batch& batch, const Tier& tie
   header.compute_minor = dev.compute_minor;
   header.num_sms = dev.num_sms;
   header.steps = 1;
-  header.label = o.model_label + " " + std::to_string(p.rows.size()) + "x" + std::to_string(p.width) + " rows=" +
-                 rows_text(p.rows) + " " + p.tier;
+  header.label = label;
+  kernels::write_cupti_table(build_kernel_table(records, header), file);
+  return records;
+}
+
+namespace {
+
+nlohmann::json capture_kernels(Model& model, const Batch& batch, const Tier& tier, const PointSpec& p,
+                               const SweepOptions& o, const DeviceInfo& dev, ActivitySource& activity) {
+  const std::string label = o.model_label + " " + std::to_string(p.rows.size()) + "x" + std::to_string(p.width) +
+                            " rows=" + rows_text(p.rows) + " " + p.tier;
   const fs::path dir = kernel_dir(o);
   fs::create_directories(dir);
   const fs::path file = dir / (file_safe(p.probe + "_" + p.tier + "_" + std::to_string(p.rows.size()) + "x" +
                                          std::to_string(p.width) + "_" + rows_text(p.rows)) + ".jsonl");
-  kernels::write_cupti_table(build_kernel_table(records, header), file);
+  const std::vector<ActivityRecord> records =
+      write_step_kernel_table(model, batch, tier, dev, activity, label, file.string());
   const LaunchCounts c = count_launches(records);
   return {{"kernel_table", file.filename().string()},
           {"launches", {{"kernel", c.kernels}, {"memcpy", c.memcpy}, {"memset", c.memset}, {"short_kernels", c.short_kernels}}},

@@ -111,6 +111,14 @@ Faults faults_from_env();
 // `activity` may be null (no tables).
 SweepSummary run_sweep(Model& model, const SweepOptions& options, const DeviceInfo& device, ActivitySource* activity);
 
+// One more step of `batch` under `activity` (gradients zeroed around it), its CUPTI kernel table written to `file`
+// with `label`; returns the step's activity records. The sweep's `kernels` probe and the run probe share it.
+std::vector<ActivityRecord> write_step_kernel_table(Model& model, const Batch& batch, const Tier& tier,
+                                                    const DeviceInfo& dev, ActivitySource& activity,
+                                                    const std::string& label, const std::string& file);
+std::string rows_text(const std::vector<int64_t>& rows);  // "4096,2048"
+std::string file_safe(std::string s);                       // every character but [A-Za-z0-9._-] -> '_'
+
 double median(std::vector<double> values);
 
 // The fields every harness record carries (the record contract plus provenance: source, versions, LoRA, tier).

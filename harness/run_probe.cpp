@@ -12,7 +12,6 @@
 #include "calibrate/records.hpp"
 #include "calibrate/run_records.hpp"
 #include "harness/probes.hpp"
-#include "kernels/cupti_table.hpp"
 #include "model/errors.hpp"
 
 namespace stepcast::harness {
@@ -103,37 +102,16 @@ std::filesystem::path run_kernel_dir(const RunOptions& o) {
   return base + ".kernels";
 }
 
-std::string file_safe(std::string s) {
-  for (char& c : s)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
-  return s;
-}
-
 // One more step of a micro-batch under the activity source, after the run: its kernel table.
 std::filesystem::path capture_run_kernels(Model& model, const Batch& batch, const Tier& tier, const RunOptions& o,
                                           const DeviceInfo& dev, ActivitySource& activity) {
-  model.zero_grad();
-  activity.start();
-  model.step(batch, tier);
-  const std::vector<ActivityRecord> records = activity.stop();
-  model.zero_grad();
-  kernels::CuptiTableHeader header;
-  header.device = dev.name;
-  header.compute_major = dev.compute_major;
-  header.compute_minor = dev.compute_minor;
-  header.num_sms = dev.num_sms;
-  header.steps = 1;
-  std::string rows;
-  for (int64_t r : batch.rows) {
-    if (!rows.empty()) rows += ',';
-    rows += std::to_string(r);
-  }
-  header.label = o.model_label + " run " + run_id(o) + " micro-batch " + std::to_string(o.kernel_batch) + " " +
-                 std::to_string(batch.rows.size()) + "x" + std::to_string(batch.width) + " rows=" + rows + " " + o.tier;
+  const std::string label = o.model_label + " run " + run_id(o) + " micro-batch " + std::to_string(o.kernel_batch) +
+                            " " + std::to_string(batch.rows.size()) + "x" + std::to_string(batch.width) +
+                            " rows=" + rows_text(batch.rows) + " " + o.tier;
   const std::filesystem::path dir = run_kernel_dir(o);
   std::filesystem::create_directories(dir);
   const std::filesystem::path file = dir / (file_safe("run_" + run_id(o) + "_mb" + std::to_string(o.kernel_batch)) + ".jsonl");
-  kernels::write_cupti_table(build_kernel_table(records, header), file);
+  write_step_kernel_table(model, batch, tier, dev, activity, label, file.string());
   return file;
 }
 
