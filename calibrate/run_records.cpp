@@ -75,6 +75,32 @@ class RunFieldReader {
     }
     return v->get<std::vector<int32_t>>();
   }
+  std::string optional_text(const char* key) { return find(key, false) == nullptr ? std::string() : text(key); }
+  // run.documents: one list of document lengths per row of `rows`, each adding up to that row's tokens.
+  std::vector<int32_t> documents(const std::vector<int64_t>& rows) {
+    const auto* v = find("documents", false);
+    if (v == nullptr) return {};
+    std::vector<int32_t> flat;
+    bool good = v->is_array() && v->size() == rows.size();
+    for (size_t i = 0; good && i < rows.size(); ++i) {
+      const auto& row = (*v)[i];
+      int64_t sum = 0;
+      good = row.is_array() && !row.empty() && static_cast<int64_t>(row.size()) <= limits::kMaxSamples;
+      for (size_t d = 0; good && d < row.size(); ++d) {
+        good = row[d].is_number_integer() && row[d].get<int64_t>() >= 1 && row[d].get<int64_t>() <= limits::kMaxWidth;
+        if (good) sum += row[d].get<int64_t>();
+        if (good) flat.push_back(row[d].get<int32_t>());
+      }
+      good = good && sum == rows[i];
+    }
+    if (!good) {
+      fail("run.documents = " + shown(*v) + ". Violated constraint: one list of document lengths in [1, " +
+           std::to_string(limits::kMaxWidth) + "] per row of `rows` (" + std::to_string(rows.size()) +
+           "), each adding up to its row's tokens");
+      return {};
+    }
+    return flat;
+  }
   void fail(const std::string& message) { problems_.push_back(where_ + ": " + message); }
 
  private:
@@ -116,12 +142,23 @@ std::optional<Parsed> parse_step(const Record& record, const std::string& file, 
   f.optimizer_s = r.seconds("optimizer_s", false);
   f.elapsed_s = r.seconds("elapsed_s", true).value_or(0);
   f.corpus_lengths = r.lengths("corpus_lengths");
+  f.packer = r.optional_text("packer");
+  const std::string attention = r.optional_text("pack_attention");
+  if (!attention.empty()) {
+    f.pack_attention = planner::parse_pack_attention(attention);
+    if (!f.pack_attention) r.fail("run.pack_attention = \"" + attention + "\". Violated constraint: one of varlen, block-mask, cross");
+  }
+  std::vector<int32_t> documents = r.documents(record.rows);
+  if (!attention.empty() && !it->contains("documents"))
+    r.fail("run.pack_attention is set but run.documents is missing. Violated constraint: a packed micro-batch names its documents");
+  if (attention.empty() && !documents.empty())
+    r.fail("run.documents is set but run.pack_attention is missing. Violated constraint: a packed micro-batch names its attention mode");
   if (record.oom || !record.step_s) r.fail("a run's micro-batch needs a measured step_s (not an OOM record)");
   if (f.micro_batch > 0 && record.rows.size() > static_cast<size_t>(f.micro_batch))
     r.fail("rows has " + std::to_string(record.rows.size()) + " rows. Violated constraint: <= run.micro_batch = " +
            std::to_string(f.micro_batch));
   if (problems.size() != before) return std::nullopt;
-  p.step = RunStep{record, f.index, f.optimizer_step, f.first_seen, f.optimizer_s, f.elapsed_s};
+  p.step = RunStep{record, f.index, f.optimizer_step, f.first_seen, f.optimizer_s, f.elapsed_s, std::move(documents)};
   return p;
 }
 
@@ -146,6 +183,17 @@ double RecordedRun::optimizer_total_s() const {
   double total = 0;
   for (const RunStep& s : steps) total += s.optimizer_s.value_or(0);
   return total;
+}
+
+model::MicroBatch run_batch(const RecordedRun& run, const RunStep& step) {
+  model::MicroBatch b = to_batch(step.record);
+  if (!run.pack_attention) return b;
+  b.packed = true;
+  b.attention = *run.pack_attention;
+  b.document_lengths = step.document_lengths;
+  b.documents = static_cast<int64_t>(step.document_lengths.size());
+  for (int32_t l : step.document_lengths) b.sum_doc_len_sq += static_cast<double>(l) * static_cast<double>(l);
+  return b;
 }
 
 nlohmann::json run_json(const RunFields& f) {
@@ -187,9 +235,10 @@ std::vector<RecordedRun> read_runs(const std::vector<Record>& records, const std
     }
     RecordedRun& run = runs[it->second];
     const std::string where = where_of(record, file);
-    if (f.micro_batch != run.micro_batch || f.accumulation != run.accumulation || f.policy != run.policy)
+    if (f.micro_batch != run.micro_batch || f.accumulation != run.accumulation || f.policy != run.policy ||
+        f.pack_attention != run.pack_attention || f.packer != run.packer)
       problems.push_back(where + ": run '" + run.id +
-                         "' changes policy, micro_batch or accumulation. Violated constraint: one of each per run id");
+                         "' changes policy, micro_batch, accumulation, pack_attention or packer. Violated constraint: one of each per run id");
     if (!f.corpus_lengths.empty()) run.corpus_lengths = f.corpus_lengths;
     run.steps.push_back(std::move(parsed->step));
     wheres[it->second].push_back(where);

@@ -15,7 +15,11 @@
 //            "optimizer_s": 0.012,             // only on the micro-batch that closes a window
 //            "elapsed_s": 0.93,                // wall clock since the run began, after this micro-batch
 //                                              // (and its optimizer step when it closes a window)
-//            "corpus_lengths": [...]}}         // only at index 0: sample lengths in corpus order
+//            "corpus_lengths": [...],          // only at index 0: sample lengths in corpus order
+//            "pack_attention": "varlen",       // packed runs (pack, padding-free) only: varlen | block-mask | cross
+//            "packer": "next-fit",             // pack only
+//            "documents": [[7475], [2147, 1608]]}}  // packed runs: each row's document lengths (they add up
+//                                              // to the row's tokens in `rows`)
 //
 // step_s is the wall clock of the micro-batch (collate, copy, forward, backward; synchronised), so the
 // run's total is the last elapsed_s and the sum of step_s + optimizer_s is within host noise of it.
@@ -25,6 +29,7 @@
 #include <vector>
 
 #include "calibrate/records.hpp"
+#include "model/batch.hpp"
 
 namespace stepcast::calibrate {
 
@@ -35,6 +40,7 @@ struct RunStep {
   bool first_seen = false;
   std::optional<double> optimizer_s;
   double elapsed_s = 0;
+  std::vector<int32_t> document_lengths;  // packed runs: every row's documents, row after row; else empty
 };
 
 // What every micro-batch of one run repeats: the run's identity and batching.
@@ -46,6 +52,8 @@ struct RunHeader {
   int64_t max_length = 0;          // 0: not recorded
   int64_t pad_to_multiple_of = 1;
   uint64_t seed = 0;
+  std::optional<model::DocumentAttention> pack_attention;  // set: a packed run (its rows hold documents)
+  std::string packer;                                      // pack only; empty otherwise
 };
 
 struct RecordedRun : RunHeader {
@@ -66,6 +74,11 @@ struct RunFields : RunHeader {
   std::vector<int32_t> corpus_lengths;  // written only when non-empty (index 0)
 };
 nlohmann::json run_json(const RunFields& fields);
+
+// The micro-batch a run step measured as the cost model sees it: rows right-padded to the width and, in a
+// packed run, its documents and attention mode (so that `validate --run` prices each varlen layer with its
+// documents, as `plan` does). The returned batch views `step.document_lengths`: `step` must outlive it.
+model::MicroBatch run_batch(const RecordedRun& run, const RunStep& step);
 
 // The runs among `records` (those with "probe": "run"), grouped by run id in first-appearance order and
 // checked: indices 0..n-1 without gaps or repeats, elapsed_s non-decreasing, one micro_batch /

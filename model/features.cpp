@@ -155,6 +155,11 @@ StepFeatures FeatureMaker::step(const MicroBatch& batch) const {
   return f;
 }
 
+bool FeatureMaker::all_varlen(const MicroBatch& batch) const {
+  const AttentionPath path = attention_path(batch);
+  return std::all_of(types_.begin(), types_.end(), [&](const LayerType& t) { return t.at(path, batch.width).varlen; });
+}
+
 MemoryFeatures FeatureMaker::memory(const MicroBatch& batch) const {
   MemoryFeatures m;
   m.base_gib = weights_gib_ + lora_gib_;

@@ -206,6 +206,10 @@ class FeatureMaker {
   // Kernel launches of one step of this tier (0: unknown, the host term is off).
   void set_launches_per_step(double launches) { launches_k_ = launches / 1000.0; }
   MemoryFeatures memory(const MicroBatch& batch) const;
+  // True when every layer of `batch` runs a varlen kernel (flash / CUTLASS efficient with the documents'
+  // offsets): such kernels take the lengths as data and build no plan per shape, so a new rows x width costs
+  // no first-seen time (measured: docs/planner.md "Packing, measured").
+  bool all_varlen(const MicroBatch& batch) const;
   const TierRules& tier() const { return tier_; }
   const GpuInfo& gpu() const { return gpu_; }
   double base_gib() const { return weights_gib_ + lora_gib_; }

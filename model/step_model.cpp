@@ -25,7 +25,9 @@ StepModel::Sides StepModel::sides(const MicroBatch& batch) const {
 
 double StepModel::step_s(const MicroBatch& batch) const { return sides(batch).step_s; }
 
-double StepModel::first_seen_s(const MicroBatch& /*batch*/) const { return run_[kFirstSeen]; }
+double StepModel::first_seen_s(const MicroBatch& batch) const {
+  return features_.all_varlen(batch) ? 0.0 : run_[kFirstSeen];
+}
 double StepModel::run_start_s() const { return run_[kRunStart]; }
 double StepModel::optimizer_step_s() const { return run_[kOptimizerStep]; }
 

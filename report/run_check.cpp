@@ -14,7 +14,7 @@ namespace {
 
 std::vector<model::MicroBatch> recorded_batches(const calibrate::RecordedRun& run) {
   std::vector<model::MicroBatch> batches;
-  for (const auto& step : run.steps) batches.push_back(calibrate::to_batch(step.record));
+  for (const auto& step : run.steps) batches.push_back(calibrate::run_batch(run, step));
   return batches;
 }
 
@@ -35,6 +35,8 @@ void plan_from_corpus(const calibrate::RecordedRun& run, const model::StepModel&
   spec.max_length = run.max_length;
   spec.pad_to_multiple_of = run.pad_to_multiple_of;
   spec.seed = run.seed;
+  if (run.pack_attention) spec.pack_attention = *run.pack_attention;
+  if (const auto packer = planner::parse_packer(run.packer)) spec.packer = *packer;
   planner::RunSpec run_spec;
   run_spec.accumulation = run.accumulation;
   run_spec.gpu_memory_gib = 1e9;  // memory is not what is checked here

@@ -232,3 +232,59 @@ TEST_CASE("run_json with the default max_length reads back", "[runs]") {
   TempFile file(line({100}, 100, 1.0, f), ".jsonl");
   CHECK_NOTHROW(runs_of(file.path()));
 }
+
+// Packed runs (the harness's run probe with --policy pack / padding-free): three micro-batches each of three
+// H200 runs, cut from scenarios/measurements/h200-packing/packing-runs.jsonl (tests/data/runs/README.md).
+TEST_CASE("read_runs: a packed run keeps its documents and attention mode, run_batch prices them", "[runs]") {
+  const std::string path = std::string(STEPCAST_TEST_DATA) + "/runs/packing-32-cut.jsonl";
+  const auto runs = runs_of(path);
+  REQUIRE(runs.size() == 3);
+  CHECK(runs[0].pack_attention == stepcast::model::DocumentAttention::block_mask);
+  const auto& free = runs[1];
+  const auto& pack = runs[2];
+  CHECK(free.id == "packing-32/padding-free/varlen");
+  REQUIRE(free.pack_attention == stepcast::model::DocumentAttention::varlen);
+  CHECK(free.packer.empty());
+  CHECK(pack.packer == "next-fit");
+  REQUIRE(free.steps.size() == 3);
+  CHECK(free.steps[0].document_lengths == std::vector<int32_t>{7475, 2147});
+  // Pack micro-batch 0: rows 7475 and 2147 + 1608 + 1044 + 800 = 5599, 8192 wide.
+  REQUIRE(pack.steps[0].document_lengths == std::vector<int32_t>{7475, 2147, 1608, 1044, 800});
+  const auto b = sc::run_batch(pack, pack.steps[0]);
+  CHECK(b.packed);
+  CHECK(b.attention == stepcast::model::DocumentAttention::varlen);
+  CHECK(b.width == 8192);
+  CHECK(b.rows == std::vector<int64_t>{7475, 5599});
+  CHECK(b.documents == 5);
+  CHECK(std::vector<int32_t>(b.document_lengths.begin(), b.document_lengths.end()) == pack.steps[0].document_lengths);
+  CHECK(b.sum_doc_len_sq == 7475.0 * 7475 + 2147.0 * 2147 + 1608.0 * 1608 + 1044.0 * 1044 + 800.0 * 800);
+}
+
+TEST_CASE("read_runs: a broken packed micro-batch is an InputError at file:line", "[runs]") {
+  const std::string path = std::string(STEPCAST_TEST_DATA) + "/runs/packing-32-cut.jsonl";
+  const auto records = sc::read_records(path);
+  struct Case {
+    std::string name;
+    std::string from, to;  // replaced in the first record's JSON text
+    std::string fragment;
+  };
+  auto c = GENERATE(values<Case>({
+      {"documents not adding up to the row", "[[7475,2147]]", "[[7475,2146]]", "each adding up to its row's tokens"},
+      {"a row without documents", "[[7475,2147]]", "[[]]", "one list of document lengths"},
+      {"more document lists than rows", "[[7475,2147]]", "[[7475,2147],[1]]", "per row of `rows` (1)"},
+      {"an unknown attention mode", "\"pack_attention\":\"block-mask\"", "\"pack_attention\":\"flash\"",
+       "one of varlen, block-mask, cross"},
+      {"an attention mode without documents", "\"documents\":[[7475,2147]],", "", "run.documents is missing"},
+  }));
+  INFO(c.name);
+  std::string text = sc::to_json(records[0]).dump();
+  const size_t at = text.find(c.from);
+  REQUIRE(at != std::string::npos);
+  text.replace(at, c.from.size(), c.to);
+  std::string where;
+  const auto problems = problems_of(text + "\n", &where);
+  REQUIRE(problems.size() == 1);
+  INFO(problems[0]);
+  CHECK(problems[0].rfind(where + ":1:", 0) == 0);
+  CHECK(problems[0].find(c.fragment) != std::string::npos);
+}

@@ -519,3 +519,59 @@ TEST_CASE("validate --run says when a run's wall clock holds time outside its mi
   const auto t = run_cli("validate --run " + gap.path() + " --coefficients " + coefficients.path());
   CHECK(t.out.find("account for 8.00 s of its 9.00 s") != std::string::npos);
 }
+
+namespace {
+
+// Causal query-key pairs of one document on a layer, as docs/planner.md "Packing" counts them: its length
+// rounded up to the 128-row tile, the sliding window (0: none) within it.
+double document_pairs(double length, double window) {
+  const double w = std::ceil(length / 128) * 128;
+  if (window <= 0 || window >= w) return w * (w + 1) / 2;
+  return window * (window + 1) / 2 + (w - window) * window;
+}
+
+}  // namespace
+
+// The packed fixture (tests/data/runs/README.md) priced with only the two attention rates, so each predicted
+// micro-batch is Gemma-4's attention work over its documents (docs/method.md: 4 x heads x head_dim x pairs x
+// layers x 3.5 passes): 25 sliding layers (16 x 256, window 1,024) on flash varlen at the attention rate, 5
+// global layers (16 x 512) on the efficient varlen kernel at the attention_efficient rate.
+TEST_CASE("validate --run: a packed varlen run is priced per document and per backend", "[validate_run]") {
+  sm::Coefficients c = hand_coefficients();
+  c.tier = "sdpa-auto/grouped/gqa-expand";
+  c.step[sm::kHost] = {0, 0, false, "hand"};
+  c.step[sm::kFixed] = {0, 0, false, "hand"};
+  c.run[sm::kOptimizerStep] = {0, 0, false, "hand"};
+  c.step[sm::kAttention] = {0.01, 0.001, true, "hand"};
+  c.step[sm::kAttentionEfficient] = {0.03, 0.001, true, "hand"};
+  const TempFile coefficients(stepcast::io::coefficients_yaml(c), ".yaml");
+  const std::string runs = std::string(STEPCAST_TEST_DATA) + "/runs/packing-32-cut.jsonl";
+  const auto r = run_cli("validate --run " + runs + " --coefficients " + coefficients.path() + " --format json");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  const auto attention_s = [](const std::vector<std::vector<double>>& micro_batches) {
+    const double sliding = 4.0 * 16 * 256 * 25 * 3.5 / 1e12 * 0.01;
+    const double global = 4.0 * 16 * 512 * 5 * 3.5 / 1e12 * 0.03;
+    double s = 0;
+    for (const auto& documents : micro_batches)
+      for (double l : documents) s += sliding * document_pairs(l, 1024) + global * document_pairs(l, 0);
+    return s;
+  };
+  REQUIRE(j["runs"].size() == 3);
+  const auto& block_mask = j["runs"][0];
+  const auto& free = j["runs"][1];
+  const auto& pack = j["runs"][2];
+  CHECK(free["id"] == "packing-32/padding-free/varlen");
+  // Every layer on a varlen kernel: no first-seen cost for its 3 new shapes, only the run start (2.0 s).
+  CHECK(free["predicted_first_seen_s"].get<double>() == 0);
+  CHECK(free["predicted_s"].get<double>() ==
+        Approx(2.0 + attention_s({{7475, 2147}, {1608, 1044}, {800, 3186}})).epsilon(1e-9));
+  CHECK(pack["distinct_shapes"] == 1);  // pack rows are max_length wide
+  CHECK(pack["predicted_s"].get<double>() ==
+        Approx(2.0 + attention_s({{7475, 2147, 1608, 1044, 800}, {3186, 8192}, {3941, 1554, 2548, 847, 1089, 3493, 1316}}))
+            .epsilon(1e-9));
+  // The same documents under a block-diagonal mask run cuDNN / masked kernels planned per shape: 3 x 1.0 s.
+  CHECK(block_mask["id"] == "packing-32/padding-free/block-mask");
+  CHECK(block_mask["predicted_first_seen_s"].get<double>() == Approx(3.0).epsilon(1e-12));
+}
