@@ -75,6 +75,25 @@ void carry_to_gpu(Coefficients& c, const GpuInfo& from, const GpuInfo& to) {
   }
 }
 
+// What a step's fixed cost grows by per 1000 kernel launches, seconds (docs/method.md, "Launches"): Gemma-4's
+// fixed_s (0.1764 s at 24 319 predicted launches, h200-gemma4-categories.yaml) against the fixed_s that fits
+// Llama-3-8B's 15 H200 records best with every rate held at Gemma-4's (0.010 s at 11 788 launches, least
+// squares of the relative step residuals): 13.3 us a launch, the host floor's own rate (13.7 us,
+// scenarios/measurements/h200-harness-host.jsonl, docs/host.md).
+constexpr double kFixedSPerKlaunch = 0.0133;
+
+// A model transfer re-prices the host side by the two models' launches: the host term's launch count in
+// proportion (the coefficients' count is measured, the ratio predicted), and fixed_s by its per-launch cost,
+// never below 0 (a model with fewer launches hides more of its host time under the device's). Returns the
+// change for the summary line.
+std::string carry_to_launches(Coefficients& c, double from, double to) {
+  if (c.launches_per_step > 0) c.launches_per_step *= to / from;
+  Term& fixed = c.step[kFixed];
+  if (fixed.selected) fixed.value = std::max(0.0, fixed.value + kFixedSPerKlaunch * (to - from) / 1000.0);
+  return "; host side re-priced by kernel launches " + std::to_string(std::llround(from)) + " -> " + std::to_string(std::llround(to)) +
+         " per step (fixed_s " + number(fixed.value) + " s)";
+}
+
 }  // namespace
 
 std::string provenance_name(Provenance p) {
@@ -109,6 +128,8 @@ Transfer transfer_coefficients(const Coefficients& c, const TransferAsk& ask, bo
     mismatches.push_back("model '" + ask.model + "' (the coefficients are '" + c.model + "')");
     t.coefficients.model = ask.model;
     t.half_width_known = false;  // no dense model measured yet: tools/device/transfer.sh measures it
+    if (ask.source_launches > 0 && ask.target_launches > 0)
+      t.changes.back() += carry_to_launches(t.coefficients, ask.source_launches, ask.target_launches);
   }
   if (t.gpu.name != from.name) {
     carry_to_gpu(t.coefficients, from, t.gpu);
