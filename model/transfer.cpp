@@ -50,6 +50,11 @@ std::string canonical_tier(const std::string& label) { return tier_label(tier_fr
 constexpr double kGpuTransferError = 0.371;      // H200 -> RTX PRO 6000 (sm_120), 7 seed points, efficient tier
 constexpr double kBackendTransferError = 0.398;  // H200 sdpa-auto -> sdpa-efficient / sdpa-math, 7 points
 constexpr double kExpertsTransferError = 0.846;  // H200 grouped -> loop experts, 3 points
+// Gemma-4 -> Llama-3-8B (15 records) and Mistral-7B (8 points), same H200 and tier, the largest error of either:
+// with the host side re-priced by launches (Llama 1 x 16384), and without it (Llama 1 x 1024). Post-hoc: Llama
+// fixed the per-launch rate, and both were seen before (docs/method.md, "Launches").
+constexpr double kModelTransferError = 0.274;
+constexpr double kModelTransferErrorNoLaunches = 0.746;
 constexpr double kZ90 = 1.645;                   // two-sided 90 % of a normal distribution
 
 std::string number(double v) {
@@ -127,9 +132,9 @@ Transfer transfer_coefficients(const Coefficients& c, const TransferAsk& ask, bo
     t.provenance.push_back(Provenance::transferred_model);
     mismatches.push_back("model '" + ask.model + "' (the coefficients are '" + c.model + "')");
     t.coefficients.model = ask.model;
-    t.half_width_known = false;  // no dense model measured yet: tools/device/transfer.sh measures it
-    if (ask.source_launches > 0 && ask.target_launches > 0)
-      t.changes.back() += carry_to_launches(t.coefficients, ask.source_launches, ask.target_launches);
+    const bool launches_known = ask.source_launches > 0 && ask.target_launches > 0;
+    if (launches_known) t.changes.back() += carry_to_launches(t.coefficients, ask.source_launches, ask.target_launches);
+    t.transfer_half_width += launches_known ? kModelTransferError : kModelTransferErrorNoLaunches;
   }
   if (t.gpu.name != from.name) {
     carry_to_gpu(t.coefficients, from, t.gpu);

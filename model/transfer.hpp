@@ -46,7 +46,7 @@ struct Transfer {
   std::string summary() const;
   bool transferred() const { return !changes.empty(); }
   // Relative half-width of the 90 % step interval that the transfers add, from the held-out transfer errors
-  // measured in docs/method.md ("Intervals"); unknown when a transfer has no measured error yet.
+  // measured in docs/method.md ("Intervals"); unknown when a transfer has no measured error.
   double transfer_half_width = 0;
   bool half_width_known = true;
 };

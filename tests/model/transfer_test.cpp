@@ -98,9 +98,15 @@ TEST_CASE("the 90 % interval widens by the measured error of each transfer", "[t
   double glo = 0, ghi = 0;
   REQUIRE(model::step_interval(gpu, f, step, glo, ghi));
   CHECK(ghi / step - 1 > fit + 0.3);  // the held-out GPU transfer error dominates
-  // A model transfer has no measured error yet: no interval rather than a made-up one.
-  const auto other_model = model::transfer_coefficients(c, {"llama-3-8b", "", ""}, true);
-  CHECK_FALSE(model::step_interval(other_model, f, step, lo, hi));
+  // A model transfer adds its held-out error: 0.274 with the host side re-priced by launches, 0.746 without
+  // (docs/method.md, "Launches").
+  model::TransferAsk ask{"llama-3-8b", "", ""};
+  ask.source_launches = 24000;
+  ask.target_launches = 12000;
+  REQUIRE(model::step_interval(model::transfer_coefficients(c, ask, true), f, step, lo, hi));
+  CHECK(hi / step - 1 == Approx(fit + 0.274));
+  REQUIRE(model::step_interval(model::transfer_coefficients(c, {"llama-3-8b", "", ""}, true), f, step, lo, hi));
+  CHECK(hi / step - 1 == Approx(fit + 0.746));
 }
 
 TEST_CASE("a model transfer re-prices fixed_s and the host term's launches by the two models' launches", "[transfer]") {
