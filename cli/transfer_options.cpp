@@ -2,10 +2,12 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include "io/model_config.hpp"
 #include "model/counts.hpp"
 #include "model/errors.hpp"
+#include "model/launches.hpp"
 
 namespace stepcast::cli {
 
@@ -40,13 +42,29 @@ bool same_model(const model::ModelShape& shape, const std::string& coefficients_
   }
 }
 
+// Kernel launches per step of both models (model/launches.hpp), each on its tier, with every expert hit; 0 for
+// a coefficients' model that no config names.
+void add_launches(model::TransferAsk& ask, const model::Coefficients& c, const model::ModelShape& shape) {
+  constexpr double kEveryExpertHit = std::numeric_limits<double>::infinity();
+  try {
+    ask.source_launches =
+        model::LaunchModel(io::load_model(c.model), model::tier_from_label(c.tier), c.lora_rank).per_step(kEveryExpertHit);
+  } catch (const InputError&) {
+    return;
+  }
+  const std::string tier = ask.tier.empty() ? c.tier : ask.tier;
+  ask.target_launches = model::LaunchModel(shape, model::tier_from_label(tier), c.lora_rank).per_step(kEveryExpertHit);
+}
+
 }  // namespace
 
 model::Transfer transfer_for(const model::Coefficients& c, const std::string& coefficients_path,
                              const model::ModelShape& shape, const std::string& model_arg, const TransferOptions& o) {
   const bool model_asked = !model_arg.empty() && !same_model(shape, c.model);
   try {
-    return model::transfer_coefficients(c, {model_asked ? shape.name : "", o.gpu, o.tier}, o.transfer);
+    model::TransferAsk ask{model_asked ? shape.name : "", o.gpu, o.tier};
+    if (model_asked) add_launches(ask, c, shape);
+    return model::transfer_coefficients(c, ask, o.transfer);
   } catch (const InputError& e) {
     // Locate the refusal: the coefficient file's key that differs, and the config file asked for.
     const std::string key = model_asked ? "model" : (!o.gpu.empty() && model::gpu_info(o.gpu).name !=

@@ -50,6 +50,11 @@ std::string canonical_tier(const std::string& label) { return tier_label(tier_fr
 constexpr double kGpuTransferError = 0.371;      // H200 -> RTX PRO 6000 (sm_120), 7 seed points, efficient tier
 constexpr double kBackendTransferError = 0.398;  // H200 sdpa-auto -> sdpa-efficient / sdpa-math, 7 points
 constexpr double kExpertsTransferError = 0.846;  // H200 grouped -> loop experts, 3 points
+// Gemma-4 -> Llama-3-8B (15 records) and Mistral-7B (8 points), same H200 and tier, the largest error of either:
+// with the host side re-priced by launches (Llama 1 x 16384), and without it (Llama 1 x 1024). Post-hoc: Llama
+// fixed the per-launch rate, and both were seen before (docs/method.md, "Launches").
+constexpr double kModelTransferError = 0.274;
+constexpr double kModelTransferErrorNoLaunches = 0.746;
 constexpr double kZ90 = 1.645;                   // two-sided 90 % of a normal distribution
 
 std::string number(double v) {
@@ -73,6 +78,25 @@ void carry_to_gpu(Coefficients& c, const GpuInfo& from, const GpuInfo& to) {
     c.step[i].value *= src / dst;
     c.step[i].std_error *= src / dst;
   }
+}
+
+// What a step's fixed cost grows by per 1000 kernel launches, seconds (docs/method.md, "Launches"): Gemma-4's
+// fixed_s (0.1764 s at 24 319 predicted launches, h200-gemma4-categories.yaml) against the fixed_s that fits
+// Llama-3-8B's 15 H200 records best with every rate held at Gemma-4's (0.010 s at 11 788 launches, least
+// squares of the relative step residuals): 13.3 us a launch, the host floor's own rate (13.7 us,
+// scenarios/measurements/h200-harness-host.jsonl, docs/host.md).
+constexpr double kFixedSPerKlaunch = 0.0133;
+
+// A model transfer re-prices the host side by the two models' launches: the host term's launch count in
+// proportion (the coefficients' count is measured, the ratio predicted), and fixed_s by its per-launch cost,
+// never below 0 (a model with fewer launches hides more of its host time under the device's). Returns the
+// change for the summary line.
+std::string carry_to_launches(Coefficients& c, double from, double to) {
+  if (c.launches_per_step > 0) c.launches_per_step *= to / from;
+  Term& fixed = c.step[kFixed];
+  if (fixed.selected) fixed.value = std::max(0.0, fixed.value + kFixedSPerKlaunch * (to - from) / 1000.0);
+  return "; host side re-priced by kernel launches " + std::to_string(std::llround(from)) + " -> " + std::to_string(std::llround(to)) +
+         " per step (fixed_s " + number(fixed.value) + " s)";
 }
 
 }  // namespace
@@ -108,7 +132,9 @@ Transfer transfer_coefficients(const Coefficients& c, const TransferAsk& ask, bo
     t.provenance.push_back(Provenance::transferred_model);
     mismatches.push_back("model '" + ask.model + "' (the coefficients are '" + c.model + "')");
     t.coefficients.model = ask.model;
-    t.half_width_known = false;  // no dense model measured yet: tools/device/transfer.sh measures it
+    const bool launches_known = ask.source_launches > 0 && ask.target_launches > 0;
+    if (launches_known) t.changes.back() += carry_to_launches(t.coefficients, ask.source_launches, ask.target_launches);
+    t.transfer_half_width += launches_known ? kModelTransferError : kModelTransferErrorNoLaunches;
   }
   if (t.gpu.name != from.name) {
     carry_to_gpu(t.coefficients, from, t.gpu);

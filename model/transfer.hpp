@@ -6,8 +6,10 @@
 // The expert-streaming coefficient (s/GB) is the same against memory bandwidth (GB/s). An efficiency carries
 // to another GPU as it is, so the coefficient scales by the ratio of peaks:
 //   c_target = c_source x peak_source / peak_target.
-// The host-side terms (fixed seconds, seconds per thousand launches) are CPU and driver costs and carry as they
-// are; so do the memory terms (bytes per token are the framework's, not the GPU's) and the run's one-off costs.
+// The host-side terms (fixed seconds, seconds per thousand launches) are CPU and driver costs: they carry as they
+// are to another GPU, and to another model by its kernel launches (model/launches.hpp): the launch count of the
+// host term, and the part of fixed_s that is per launch (docs/method.md, "Launches"); so do the memory terms (bytes per token are the
+// framework's, not the GPU's) and the run's one-off costs.
 // What this leaves out (kernels tuned differently per arch, another attention backend's efficiency) is the
 // transfer error measured in docs/method.md; it sets the width of a transferred prediction's interval.
 #include <array>
@@ -28,6 +30,10 @@ struct TransferAsk {
   std::string model;  // the model's name (ModelShape::name)
   std::string gpu;    // a name or alias in scenarios/gpus.yaml
   std::string tier;   // a tier label
+  // Kernel launches per step of the coefficients' model and of the asked one (model/launches.hpp), 0 = unknown.
+  // A model transfer with both known re-prices the host side by them; else the host side carries as it is.
+  double source_launches = 0;
+  double target_launches = 0;
 };
 
 struct Transfer {
@@ -40,7 +46,7 @@ struct Transfer {
   std::string summary() const;
   bool transferred() const { return !changes.empty(); }
   // Relative half-width of the 90 % step interval that the transfers add, from the held-out transfer errors
-  // measured in docs/method.md ("Intervals"); unknown when a transfer has no measured error yet.
+  // measured in docs/method.md ("Intervals"); unknown when a transfer has no measured error.
   double transfer_half_width = 0;
   bool half_width_known = true;
 };

@@ -98,7 +98,36 @@ TEST_CASE("the 90 % interval widens by the measured error of each transfer", "[t
   double glo = 0, ghi = 0;
   REQUIRE(model::step_interval(gpu, f, step, glo, ghi));
   CHECK(ghi / step - 1 > fit + 0.3);  // the held-out GPU transfer error dominates
-  // A model transfer has no measured error yet: no interval rather than a made-up one.
-  const auto other_model = model::transfer_coefficients(c, {"llama-3-8b", "", ""}, true);
-  CHECK_FALSE(model::step_interval(other_model, f, step, lo, hi));
+  // A model transfer adds its held-out error: 0.274 with the host side re-priced by launches, 0.746 without
+  // (docs/method.md, "Launches").
+  model::TransferAsk ask{"llama-3-8b", "", ""};
+  ask.source_launches = 24000;
+  ask.target_launches = 12000;
+  REQUIRE(model::step_interval(model::transfer_coefficients(c, ask, true), f, step, lo, hi));
+  CHECK(hi / step - 1 == Approx(fit + 0.274));
+  REQUIRE(model::step_interval(model::transfer_coefficients(c, {"llama-3-8b", "", ""}, true), f, step, lo, hi));
+  CHECK(hi / step - 1 == Approx(fit + 0.746));
+}
+
+TEST_CASE("a model transfer re-prices fixed_s and the host term's launches by the two models' launches", "[transfer]") {
+  auto c = h200_like();
+  c.launches_per_step = 24000;
+  model::TransferAsk ask{"llama-3-8b", "", ""};
+  ask.source_launches = 24000;
+  ask.target_launches = 12000;
+  const auto t = model::transfer_coefficients(c, ask, true);
+  // 12 000 fewer launches at 13.3 ms per 1000 (docs/method.md, "Launches").
+  CHECK(t.coefficients.step[model::kFixed].value == Approx(0.18 - 12 * 0.0133));
+  CHECK(t.coefficients.launches_per_step == Approx(12000));
+  CHECK_THAT(t.summary(), Contains("re-priced by kernel launches 24000 -> 12000"));
+  // Far fewer launches: the fixed cost stops at 0, not below.
+  ask.target_launches = 1000;
+  CHECK(model::transfer_coefficients(c, ask, true).coefficients.step[model::kFixed].value == 0);
+}
+
+TEST_CASE("without launch counts a model transfer carries the host side as it is", "[transfer]") {
+  const auto c = h200_like();
+  const auto t = model::transfer_coefficients(c, {"llama-3-8b", "", ""}, true);
+  CHECK(t.coefficients.step[model::kFixed].value == 0.18);
+  CHECK_THAT(t.summary(), !Contains("re-priced"));
 }

@@ -1,0 +1,55 @@
+#pragma once
+// Kernel launches of one training step, predicted from the model's module table (docs/method.md, "Launches").
+//
+// The host side of a step (Python, the dispatcher, peft's wrappers, the driver) costs about the same per
+// kernel launch whatever the kernel does (docs/host.md), so a model with twice the launches pays about twice the
+// host time. Launches are counted per module as the harness runs a step (forward, backward and the
+// gradient-checkpointing forward: the harness always recomputes) and each kind of module gets one constant,
+// fitted on the CUPTI tables of two models (Gemma-4 26B-A4B and Llama-3-8B, H200) and checked on three others
+// (Mistral-7B, Mixtral-8x7B, Qwen3-30B-A3B): tests/model/launches_test.cpp.
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+#include "model/shape.hpp"
+#include "model/tiers.hpp"
+
+namespace stepcast::model {
+
+// What launches kernels in a step, counted from expand_modules and the LoRA plan.
+enum LaunchSource : int {
+  kLaunchLora = 0,   // per LoRA-wrapped linear: its base GEMM, the adapter's fp32 GEMMs, casts, dropout, scale, add
+  kLaunchNorm,       // per RMSNorm call (q/k norms and weightless norms included): its fp32 pow/mean/rsqrt/mul chain
+  kLaunchMoeLayer,   // per layer with routed experts, grouped tier: router, top-k, sort, gather, grouped GEMMs, index_add
+  kLaunchExpertHit,  // per (layer, expert) hit, loop tier: one GEMM triple and its gather/index_add per expert
+  kLaunchSources
+};
+// Residual adds, RoPE, attention and the loss are not sources of their own: every model measured has about the
+// same number per LoRA module (7 per layer in Llama and Gemma-4), so the LoRA and norm rows carry them.
+
+struct LaunchSpec {
+  std::string_view name;
+  double per_unit;  // kernel launches (CUDA kernels + memcpy + memset) per step per unit
+};
+
+// Per-unit launches, fitted by least squares (tests/model/launches_test.cpp reproduces the fit's inputs).
+extern const std::array<LaunchSpec, kLaunchSources> kLaunchTable;
+
+// How many of each source a step of `shape` under `tier` has; kLaunchExpertHit is per expert hit, left at
+// the count of (MoE layer, expert) pairs: multiply by the hit fraction for a given token count.
+std::array<double, kLaunchSources> launch_units(const ModelShape& shape, const TierRules& tier, int64_t lora_rank = 16);
+
+// Predicted launches of one step with `tokens` routed tokens (R*W): the fraction of experts hit under uniform
+// routing, 1-(1-k/E)^T, matters only for the loop tier.
+class LaunchModel {
+ public:
+  LaunchModel(const ModelShape& shape, const TierRules& tier, int64_t lora_rank = 16);
+  double per_step(double tokens) const;
+
+ private:
+  double fixed_ = 0;          // launches that do not depend on the batch
+  double per_hit_pairs_ = 0;  // launches per expert hit x (MoE layers x experts)
+  double log_miss_ = 0;      // log(1 - k/E)
+};
+
+}  // namespace stepcast::model
