@@ -1,7 +1,11 @@
 #include "calibrate/design.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <set>
+
+#include <Eigen/Dense>
 
 namespace stepcast::calibrate {
 
@@ -39,6 +43,60 @@ std::vector<std::string> design_advice(const std::vector<Record>& records) {
     advice.push_back("every record is padded: the mask-path cost cannot be told from attention; measure " +
                      std::to_string(most_rows) + " x " + std::to_string(widest) + " unpadded");
   return advice;
+}
+
+}  // namespace stepcast::calibrate
+
+namespace stepcast::calibrate {
+
+namespace {
+constexpr double kRidge = 1e-9;
+
+double target_variance(const Eigen::MatrixXd& m, const Eigen::VectorXd& c) {
+  return c.dot(m.ldlt().solve(c));
+}
+}  // namespace
+
+Suggestion suggest_probes(const std::vector<ProbeRow>& records, const std::vector<ProbeRow>& candidates,
+                          const std::vector<double>& target, size_t n) {
+  const Eigen::Index k = static_cast<Eigen::Index>(target.size());
+  Eigen::VectorXd scale = Eigen::VectorXd::Zero(k);
+  for (const auto* rows : {&records, &candidates})
+    for (const ProbeRow& r : *rows)
+      for (Eigen::Index j = 0; j < k; ++j) scale[j] += r.x[static_cast<size_t>(j)] * r.x[static_cast<size_t>(j)];
+  for (Eigen::Index j = 0; j < k; ++j) scale[j] = scale[j] > 0 ? 1.0 / std::sqrt(scale[j]) : 1.0;
+  const auto row = [&](const ProbeRow& r) {
+    Eigen::VectorXd v(k);
+    for (Eigen::Index j = 0; j < k; ++j) v[j] = r.x[static_cast<size_t>(j)] * scale[j];
+    return v;
+  };
+  Eigen::VectorXd c(k);
+  for (Eigen::Index j = 0; j < k; ++j) c[j] = target[static_cast<size_t>(j)] / scale[j];  // c . beta is unchanged
+  const double norm = c.squaredNorm() > 0 ? c.squaredNorm() : 1.0;
+  Eigen::MatrixXd m = kRidge * Eigen::MatrixXd::Identity(k, k);
+  for (const ProbeRow& r : records) {
+    const Eigen::VectorXd v = row(r);
+    m += v * v.transpose();
+  }
+  Suggestion s;
+  s.variance.push_back(target_variance(m, c) / norm);
+  std::vector<bool> taken(candidates.size(), false);
+  for (size_t step = 0; step < n && step < candidates.size(); ++step) {
+    size_t best = 0;
+    double best_variance = std::numeric_limits<double>::infinity();
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      if (taken[i]) continue;
+      const Eigen::VectorXd v = row(candidates[i]);
+      const double variance = target_variance(m + v * v.transpose(), c);
+      if (variance < best_variance) best_variance = variance, best = i;
+    }
+    const Eigen::VectorXd v = row(candidates[best]);
+    m += v * v.transpose();
+    taken[best] = true;
+    s.picks.push_back(best);
+    s.variance.push_back(best_variance / norm);
+  }
+  return s;
 }
 
 }  // namespace stepcast::calibrate

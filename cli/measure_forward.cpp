@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli/app.hpp"
+#include "cli/measure_suggest.hpp"
 #include "model/errors.hpp"
 
 namespace stepcast::cli {
@@ -50,7 +51,10 @@ void add_measure_forwarder(CLI::App& app) {
                  "(runs stepcast-measure; `stepcast measure --help` for its options)");
   cmd->prefix_command();  // everything after `measure` goes to stepcast-measure untouched
   cmd->set_help_flag();   // so is --help
-  cmd->callback([cmd]() { exec_measure(cmd->remaining()); });
+  cmd->callback([cmd]() {
+    if (is_suggest(cmd->remaining())) return run_measure_suggest(cmd->remaining());  // no GPU: answered here
+    exec_measure(cmd->remaining());
+  });
 }
 
 }  // namespace stepcast::cli

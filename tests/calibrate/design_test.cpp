@@ -45,3 +45,35 @@ TEST_CASE("a design that varies rows, width and padding gets no advice; OOM reco
   CHECK(calibrate::design_advice(good).empty());
   CHECK(calibrate::design_advice({}).empty());
 }
+
+// Two terms (a fixed cost and a per-token cost): rows are (1, tokens) over the step, as the fit weighs them.
+namespace {
+calibrate::ProbeRow two_term_row(double tokens) {
+  const double step = 0.2 + 1e-4 * tokens;
+  return {{1.0 / step, tokens / step}};
+}
+}  // namespace
+
+TEST_CASE("a c-optimal pick separates the terms the records cannot tell apart", "[design]") {
+  // Every record at 4096 tokens: the fixed and per-token costs are confounded, the target (a run of 1000 short
+  // micro-batches) is not the records' direction, so its variance is huge until another token count is measured.
+  const std::vector<calibrate::ProbeRow> records{two_term_row(4096), two_term_row(4096)};
+  const std::vector<calibrate::ProbeRow> candidates{two_term_row(4096), two_term_row(512), two_term_row(16384)};
+  const std::vector<double> target{1000.0, 1000.0 * 600};
+  const auto s = calibrate::suggest_probes(records, candidates, target, 2);
+  REQUIRE(s.picks.size() == 2);
+  CHECK(s.picks[0] != 0);  // not the shape already measured
+  CHECK(s.variance[1] < s.variance[0] * 1e-3);
+  CHECK(s.variance[2] <= s.variance[1]);
+}
+
+TEST_CASE("each candidate is picked at most once, and each pick never raises the variance", "[design]") {
+  const std::vector<calibrate::ProbeRow> records{two_term_row(512), two_term_row(16384)};
+  const std::vector<calibrate::ProbeRow> candidates{two_term_row(600), two_term_row(16384)};
+  const auto s = calibrate::suggest_probes(records, candidates, {1.0, 600.0}, 5);
+  REQUIRE(s.picks.size() == 2);  // no more than the candidates offered
+  CHECK(s.picks[0] != s.picks[1]);
+  REQUIRE(s.variance.size() == 3);
+  CHECK(s.variance[1] < s.variance[0]);
+  CHECK(s.variance[2] < s.variance[1]);
+}
