@@ -5,6 +5,7 @@
 #include "calibrate/fit_parts.hpp"
 #include "calibrate/run_costs.hpp"
 #include "calibrate/solve.hpp"
+#include "model/counts.hpp"
 #include "model/errors.hpp"
 #include "model/features.hpp"
 #include "model/tiers.hpp"
@@ -23,6 +24,21 @@ std::string now_utc() {
 }
 
 }  // namespace
+
+RecordFeatures::RecordFeatures(const model::ModelShape& shape, const model::TierRules& tier, const model::GpuInfo& gpu,
+                               int64_t default_rank, const std::vector<Record>& records)
+    : default_rank_(default_rank) {
+  check_lora_targets(records, model::lora_able_names(shape), shape.name);
+  for (const Record& r : records) {
+    const model::LoraChoice lora = lora_choice(r, default_rank);
+    auto& maker = makers_[lora_key(lora)];
+    if (!maker) maker = std::make_unique<model::FeatureMaker>(shape, tier, gpu, lora);
+  }
+}
+
+const model::FeatureMaker& RecordFeatures::of(const Record& record) const {
+  return *makers_.at(lora_key(lora_choice(record, default_rank_)));
+}
 
 void check_uniform(const std::vector<Record>& records, const std::string& file) {
   if (records.empty()) throw InputError(file + ": no records. Violated constraint: at least 2 records");
@@ -64,7 +80,7 @@ FitReport fit(const model::ModelShape& shape, const std::vector<Record>& records
                            fmt(options.prior_rel_sigma * 100) + " % against 1 % step noise");
   }
   const model::TierRules tier = model::tier_from_label(c.tier);
-  const model::FeatureMaker maker(shape, tier, model::gpu_info(c.gpu), c.lora_rank);
+  const RecordFeatures maker(shape, tier, model::gpu_info(c.gpu), c.lora_rank, records);
   if (!tier.known)
     report.notes.push_back("tier '" + c.tier + "' is not a known label: Hugging Face sdpa mask semantics assumed, every "
                            "term free (the mask-path term included); the data decide");

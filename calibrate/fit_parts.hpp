@@ -1,13 +1,29 @@
 #pragma once
 // The two fits behind calibrate::fit (calibrate/fit.hpp): each fills its part of the report.
 #include "calibrate/fit.hpp"
+#include <map>
+#include <memory>
+
 #include "model/features.hpp"
 
 namespace stepcast::calibrate {
 
-void fit_step(const model::FeatureMaker& maker, const std::vector<Record>& records, const FitOptions& o,
+// The features of each record, priced with the adapters it trained (lora_choice): one FeatureMaker per distinct
+// LoRA plan among the records.
+class RecordFeatures {
+ public:
+  RecordFeatures(const model::ModelShape& shape, const model::TierRules& tier, const model::GpuInfo& gpu,
+                 int64_t default_rank, const std::vector<Record>& records);
+  const model::FeatureMaker& of(const Record& record) const;
+
+ private:
+  int64_t default_rank_;
+  std::map<std::string, std::unique_ptr<model::FeatureMaker>> makers_;
+};
+
+void fit_step(const RecordFeatures& maker, const std::vector<Record>& records, const FitOptions& o,
               FitReport& report);
-void fit_peak(const model::FeatureMaker& maker, const std::vector<Record>& records, const FitOptions& o,
+void fit_peak(const RecordFeatures& maker, const std::vector<Record>& records, const FitOptions& o,
               FitReport& report);
 
 }  // namespace stepcast::calibrate

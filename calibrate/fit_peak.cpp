@@ -34,7 +34,7 @@ double capacity_of(const Record& r) {
   return model::gpu_info(r.gpu).capacity_gib;
 }
 
-PeakPoints peak_points(const model::FeatureMaker& maker, const std::vector<Record>& records, FitReport& report) {
+PeakPoints peak_points(const RecordFeatures& maker, const std::vector<Record>& records, FitReport& report) {
   PeakPoints p;
   for (const Record& r : records) {
     double target = 0;
@@ -51,7 +51,7 @@ PeakPoints peak_points(const model::FeatureMaker& maker, const std::vector<Recor
     } else {
       continue;
     }
-    p.y.push_back(maker.memory(to_batch(r)));
+    p.y.push_back(maker.of(r).memory(to_batch(r)));
     p.target_gib.push_back(target);
     p.oom.push_back(!r.usable_peak());
     p.lines.push_back(r.line);
@@ -149,7 +149,7 @@ SelectionInput selection_input(const PeakPoints& p, const FitOptions& o) {
 
 }  // namespace
 
-void fit_peak(const model::FeatureMaker& maker, const std::vector<Record>& records, const FitOptions& o,
+void fit_peak(const RecordFeatures& maker, const std::vector<Record>& records, const FitOptions& o,
               FitReport& report) {
   const PeakPoints p = peak_points(maker, records, report);
   auto& coeffs = report.coefficients;

@@ -94,7 +94,7 @@ void tie_split_terms(StepPoints& p, const FitOptions& o) {
   }
 }
 
-StepPoints step_points(const model::FeatureMaker& maker, const std::vector<Record>& records, const FitOptions& o,
+StepPoints step_points(const RecordFeatures& maker, const std::vector<Record>& records, const FitOptions& o,
                        double launches) {
   StepPoints p;
   p.terms.assign(model::kStepTermTable.begin(), model::kStepTermTable.end());
@@ -102,7 +102,7 @@ StepPoints step_points(const model::FeatureMaker& maker, const std::vector<Recor
   for (const Record& r : records) {
     if (r.oom || !r.step_s || !steady_step(r)) continue;
     const model::MicroBatch batch = to_batch(r);
-    model::StepFeatures f = maker.step(batch);
+    model::StepFeatures f = maker.of(r).step(batch);
     f.x[model::kHost] = launches_of(r).value_or(launches) / 1000.0;
     std::vector<double> x(f.x.begin(), f.x.end());
     for (const auto& extra : o.extra_step_terms) x.push_back(extra.feature(batch));
@@ -341,7 +341,7 @@ void report_fit(const StepPoints& p, const SelectionInput& in, const OverlapChoi
 
 }  // namespace
 
-void fit_step(const model::FeatureMaker& maker, const std::vector<Record>& records, const FitOptions& o,
+void fit_step(const RecordFeatures& maker, const std::vector<Record>& records, const FitOptions& o,
               FitReport& report) {
   const double launches = typical_launches(records);
   const StepPoints p = step_points(maker, records, o, launches);

@@ -34,6 +34,14 @@ std::string at_key(const std::string& file, int64_t line, const std::string& tex
   return base + ":" + std::to_string(pos + 1);
 }
 
+// "file:line:col" of `key` inside the object under `parent` (a nested key may also appear at the top level).
+std::string at_nested_key(const std::string& file, int64_t line, const std::string& text, const std::string& parent,
+                          const std::string& key) {
+  const size_t start = text.find("\"" + parent + "\"");
+  const size_t pos = start == std::string::npos ? std::string::npos : text.find("\"" + key + "\"", start);
+  if (pos == std::string::npos) return at_key(file, line, text, parent);
+  return file + ":" + std::to_string(line) + ":" + std::to_string(pos + 1);
+}
 
 // A value as it appears in a message: its JSON text, cut (a line may be megabytes long).
 std::string shown(const nlohmann::json& value) { return limits::cut(value.dump()); }
@@ -110,6 +118,55 @@ class FieldReader {
     }
     out = v->get<std::vector<int64_t>>();
   }
+  // The optional `lora` object: rank an integer >= 0, targets a list of non-empty names (required), alpha a
+  // number >= 0, modules an integer >= 0 and dtype a string where present.
+  void read_lora(std::optional<RecordLora>& out) {
+    const auto* v = find("lora", false);
+    if (v == nullptr || v->is_null()) return;
+    if (!v->is_object()) {
+      problem("lora", "lora = " + shown(*v) + ". Violated constraint: an object {rank, alpha, targets, modules, dtype}");
+      return;
+    }
+    RecordLora lora;
+    lora.at = at_nested_key(file_, line_, text_, "lora", "targets");
+    const auto bad = [&](const std::string& key, const nlohmann::json& value, const std::string& constraint) {
+      problems_.push_back(at_nested_key(file_, line_, text_, "lora", key) + ": lora." + key + " = " + shown(value) +
+                          ". Violated constraint: " + constraint);
+      ok_ = false;
+    };
+    const auto rank = v->find("rank");
+    if (rank == v->end() || !rank->is_number_integer() || rank->get<int64_t>() < 0 || rank->get<int64_t>() > 1000000)
+      bad("rank", rank == v->end() ? nlohmann::json() : *rank, "an integer >= 0 and <= 1000000 (0: full fine-tuning)");
+    else
+      lora.rank = rank->get<int64_t>();
+    const auto targets = v->find("targets");
+    bool targets_ok = targets != v->end() && targets->is_array() && !targets->empty();
+    if (targets_ok)
+      for (const auto& t : *targets) targets_ok = targets_ok && t.is_string() && !t.get<std::string>().empty();
+    if (!targets_ok)
+      bad("targets", targets == v->end() ? nlohmann::json() : *targets, "a non-empty list of module names");
+    else
+      lora.targets = targets->get<std::vector<std::string>>();
+    if (const auto alpha = v->find("alpha"); alpha != v->end()) {
+      if (!alpha->is_number() || !std::isfinite(alpha->get<double>()) || alpha->get<double>() < 0)
+        bad("alpha", *alpha, "a number >= 0");
+      else
+        lora.alpha = alpha->get<double>();
+    }
+    if (const auto modules = v->find("modules"); modules != v->end()) {
+      if (!modules->is_number_integer() || modules->get<int64_t>() < 0)
+        bad("modules", *modules, "an integer >= 0");
+      else
+        lora.modules = modules->get<int64_t>();
+    }
+    if (const auto dtype = v->find("dtype"); dtype != v->end()) {
+      if (!dtype->is_string())
+        bad("dtype", *dtype, "a string (float32, bfloat16, ...)");
+      else
+        lora.dtype = dtype->get<std::string>();
+    }
+    out = std::move(lora);
+  }
   bool ok() const { return ok_; }
 
  private:
@@ -171,6 +228,7 @@ std::optional<Record> record_from_json(const nlohmann::json& object, const std::
   f.read_number("peak_gib", r.peak_gib, false, 0, false, limits::kMaxGiB);
   f.read_number("kept_tokens", r.kept_tokens, false, 0, true, static_cast<double>(limits::kMaxTokensPerBatch));
   f.read_number("world_size", r.world_size, false, 1, true, 1e6);
+  f.read_lora(r.lora);
   f.read_number("rank", r.rank, r.world_size.has_value(), 0, true, 1e6);
   if (r.rank && !r.world_size) f.problem("rank", "rank without world_size. Violated constraint: both or neither");
   if (r.rank && r.world_size && *r.rank >= *r.world_size)
@@ -197,6 +255,21 @@ std::optional<Record> record_from_json(const nlohmann::json& object, const std::
     if (known_keys().count(key) == 0) r.extra[key] = value;
   if (!f.ok()) return std::nullopt;
   return r;
+}
+
+void check_lora_targets(const std::vector<Record>& records, const std::vector<std::string>& lora_able,
+                        const std::string& model) {
+  std::string names;
+  for (const auto& n : lora_able) names += (names.empty() ? "" : ", ") + n;
+  std::vector<std::string> problems;
+  for (const Record& r : records) {
+    if (!r.lora) continue;
+    for (const auto& t : r.lora->targets)
+      if (std::find(lora_able.begin(), lora_able.end(), t) == lora_able.end())
+        problems.push_back(r.lora->at + ": lora target '" + t + "' is not an nn.Linear of " + model +
+                           ". Violated constraint: one of " + (names.empty() ? "(none)" : names));
+  }
+  if (!problems.empty()) throw InputError(problems);
 }
 
 std::vector<Record> read_records(const std::string& path) {

@@ -9,8 +9,21 @@
 #include <vector>
 
 #include "model/batch.hpp"
+#include "model/features.hpp"
 
 namespace stepcast::calibrate {
+
+// The adapters a record trained (the harness and transformers + peft write `lora`): rank, alpha, the target short
+// names, how many modules they wrapped and the adapters' dtype. The raw object also stays in Record::extra, so a
+// record is written back unchanged (dropout and any later key included).
+struct RecordLora {
+  int64_t rank = 0;                  // 0: full fine-tuning
+  double alpha = 0;
+  std::vector<std::string> targets;  // peft target_modules, as written
+  std::optional<int64_t> modules;    // nn.Linear modules wrapped
+  std::string dtype;                 // "float32" under peft's autocast_adapter_dtype
+  std::string at;                    // "file:line:col" of the record's "targets" key, for messages
+};
 
 struct Record {
   // Required by the record contract.
@@ -28,6 +41,7 @@ struct Record {
   // Several processes (stepcast measure --nproc N): which rank measured it, of how many; both or neither.
   std::optional<int64_t> rank;
   std::optional<int64_t> world_size;
+  std::optional<RecordLora> lora;  // absent: the coefficients' rank on the family's default targets
   // Fields a writer added that the record contract does not name; kept and written back unchanged.
   nlohmann::json extra = nlohmann::json::object();
   // Where the record came from: its file (as given to read_records) and 1-based line; 0 when built in code.
@@ -50,11 +64,28 @@ inline model::MicroBatch to_batch(const Record& r) {
   return b;
 }
 
+// The adapters a record's features are priced with: its own `lora`, else `default_rank` on the family's default
+// targets. lora_key names one choice, so that records training the same adapters share their features.
+inline model::LoraChoice lora_choice(const Record& r, int64_t default_rank) {
+  if (!r.lora) return {default_rank, {}};
+  return {r.lora->rank, r.lora->targets};
+}
+inline std::string lora_key(const model::LoraChoice& lora) {
+  std::string key = std::to_string(lora.rank);
+  for (const auto& t : lora.targets) key += "," + t;
+  return key;
+}
+
 // Record <-> one JSON object. from_json collects every problem as "file:line:col: ..." (col is the
 // column of the offending key in `text` where it can be found, else "file:line: ...").
 nlohmann::json to_json(const Record& record);
 std::optional<Record> record_from_json(const nlohmann::json& object, const std::string& file, int64_t line,
                                        const std::string& text, std::vector<std::string>& problems);
+
+// Every record's LoRA targets against the short names the model has (model::lora_able_names): a name the model
+// lacks is an InputError (exit 2) naming the record's file:line:col, the family and the names it has.
+void check_lora_targets(const std::vector<Record>& records, const std::vector<std::string>& lora_able,
+                        const std::string& model);
 
 // Reads a JSON Lines file strictly. Blank lines are skipped; every malformed line or field is
 // reported, all at once, in one stepcast::InputError (exit 2). An empty file gives no records.

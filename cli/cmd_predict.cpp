@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <iostream>
+#include <map>
+#include <memory>
 
 #include "calibrate/records.hpp"
 #include "cli/app.hpp"
@@ -16,6 +18,7 @@
 #include "report/format.hpp"
 #include "report/json_output.hpp"
 #include "io/model_config.hpp"
+#include "model/counts.hpp"
 #include "model/errors.hpp"
 #include "model/step_model.hpp"
 #include "model/transfer.hpp"
@@ -33,6 +36,7 @@ struct PredictOptions {
   std::string measurements;
   std::vector<int64_t> rows;
   int64_t width = 0;
+  std::vector<std::string> lora_targets;  // the --rows batch's adapters (empty: the family's default targets)
   Format format = Format::text;
   TransferOptions transfer;
 };
@@ -177,11 +181,33 @@ report::Table records_table(const nlohmann::json& records) {
   return t;
 }
 
-void run_records(const model::StepModel& m, const PredictOptions& o, const model::Transfer& t) {
+// The --rows batch's adapters: the coefficients' rank on --lora-targets, each a name the model has.
+model::LoraChoice batch_lora(const model::ModelShape& shape, const PredictOptions& o, int64_t rank) {
+  const std::vector<std::string> names = model::lora_able_names(shape);
+  std::string valid;
+  for (const auto& n : names) valid += (valid.empty() ? "" : ", ") + n;
+  std::vector<std::string> problems;
+  for (const auto& t : o.lora_targets)
+    if (std::find(names.begin(), names.end(), t) == names.end())
+      problems.push_back("--lora-targets: '" + t + "' names no nn.Linear module of " + shape.name +
+                         ". Violated constraint: one of " + valid);
+  if (!problems.empty()) throw InputError(problems);
+  return {rank, o.lora_targets};
+}
+
+void run_records(const model::ModelShape& shape, const PredictOptions& o, const model::Transfer& t) {
   const auto records = calibrate::read_records_required(o.measurements);
   require_records_on_gpu(records, t, o.coefficients, "predict");
+  calibrate::check_lora_targets(records, model::lora_able_names(shape), shape.name);
+  // Each record is priced with the adapters it trained (calibrate::lora_choice): one model per LoRA plan.
+  std::map<std::string, std::unique_ptr<model::StepModel>> models;
   nlohmann::json out = nlohmann::json::array();
-  for (const auto& r : records) out.push_back(predict_record(m, t, r));
+  for (const auto& r : records) {
+    const model::LoraChoice lora = calibrate::lora_choice(r, t.coefficients.lora_rank);
+    auto& m = models[calibrate::lora_key(lora)];
+    if (!m) m = std::make_unique<model::StepModel>(shape, t.coefficients, t.gpu, lora);
+    out.push_back(predict_record(*m, t, r));
+  }
   if (o.format == Format::json) {
     report::print_json(std::cout, "predict",
                        {{"provenance", provenance_json(t)}, {"transfer", t.summary()},
@@ -242,7 +268,12 @@ void add_predict_command(CLI::App& app) {
                    ->check(CLI::PositiveNumber);
   cmd->add_option("--width", o->width, "Padded width of the --rows batch (default: the longest row)")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--lora-targets", o->lora_targets,
+                  "The --rows batch's LoRA target modules, comma-separated (default: the family's all-linear; a "
+                  "record's own `lora` is used for --measurements)")
+      ->delimiter(',');
   meas->excludes(rows);
+  meas->excludes("--lora-targets");
   add_transfer_options(cmd, o->transfer);
   add_format_option(cmd, o->format, true);
   cmd->callback([o]() {
@@ -251,11 +282,10 @@ void add_predict_command(CLI::App& app) {
     const model::Coefficients c = load_coefficients(o->coefficients);
     const model::ModelShape shape = load_model(o->model.empty() ? c.model : o->model);
     const model::Transfer t = transfer_for(c, o->coefficients, shape, o->model, o->transfer);
-    const model::StepModel m(shape, t.coefficients, t.gpu);
     if (o->rows.empty())
-      run_records(m, *o, t);
+      run_records(shape, *o, t);
     else
-      run_batch(m, *o, t);
+      run_batch(model::StepModel(shape, t.coefficients, t.gpu, batch_lora(shape, *o, t.coefficients.lora_rank)), *o, t);
   });
 }
 

@@ -80,6 +80,9 @@ struct MoeBlock {
   Tensor per_expert_scale;  // [E]
   Tensor gate_up;           // [E, 2I, hidden]
   Tensor down;              // [E, hidden, I]
+  // Qwen2-MoE's shared expert: an MLP every token passes through, scaled by sigmoid(shared_expert_gate(x)).
+  bool has_shared = false;
+  Linear shared_gate, shared_up, shared_down, shared_expert_gate;
 };
 
 struct Layer {
@@ -456,6 +459,7 @@ struct Model::Impl {
 
   void place_linear(Layer& layer, const model::Module& m) {
     const std::string& n = m.short_name;
+    if (m.component == model::Component::shared_experts || n == "shared_expert_gate") return place_shared(layer.moe, m);
     if (n == "q_proj") layer.attn.q = linear(m);
     else if (n == "k_proj") layer.attn.k = linear(m);
     else if (n == "v_proj") layer.attn.v = linear(m);
@@ -465,6 +469,16 @@ struct Model::Impl {
     else if (n == "down_proj") layer.down = linear(m);
     else cannot_build(m);
     layer.has_mlp |= m.component == model::Component::dense_mlp;
+  }
+
+  void place_shared(MoeBlock& moe, const model::Module& m) {
+    const std::string& n = m.short_name;
+    moe.has_shared = true;
+    if (n == "shared_expert_gate") moe.shared_expert_gate = linear(m);
+    else if (n == "gate_proj") moe.shared_gate = linear(m);
+    else if (n == "up_proj") moe.shared_up = linear(m);
+    else if (n == "down_proj") moe.shared_down = linear(m);
+    else cannot_build(m);
   }
 
   void place_norm(Layer& layer, const model::Module& m) {
@@ -485,14 +499,14 @@ struct Model::Impl {
   }
 
   // What `describe` reads but the harness cannot run yet: another block wiring, fused or latent projections,
-  // shared experts. Refused by name before anything is allocated (docs/families.md has the checklist).
+  // shared experts without Qwen2-MoE's gate (Llama-4, DeepSeek: their routers differ too). Refused by name before anything is allocated (docs/families.md has the checklist).
   void refuse_unbuilt() const {
     std::string why;
     if (family.block != model::BlockLayout::pre_norm && family.block != model::BlockLayout::gemma4_sandwich)
       why = "its block wiring";
     else if (!family.names.fused_qkv.empty() || !family.names.fused_gate_up.empty()) why = "fused projections";
     else if (!shape.layers.empty() && shape.layers.front().mla()) why = "multi-head latent attention";
-    else if (shape.moe.shared_intermediate_size > 0) why = "shared experts";
+    else if (shape.moe.shared_intermediate_size > 0 && !family.shared_expert_gate) why = "ungated shared experts";
     if (!why.empty())
       throw InputError("harness: family '" + family.name + "' is described but not built yet (" + why +
                        "). Violated constraint: a family the harness builds (docs/families.md)");
@@ -691,8 +705,15 @@ struct Model::Impl {
     return x;
   }
 
+  // transformers' Qwen2MoeSparseMoeBlock: shared_expert(x) * sigmoid(shared_expert_gate(x)), added to the routed
+  // experts' output; `x` is the post-attention norm's output, as the router's.
+  Tensor shared_expert(const MoeBlock& m, const Tensor& x, bool training) const {
+    Tensor y = apply(m.shared_down, act(apply(m.shared_gate, x, training)) * apply(m.shared_up, x, training), training);
+    return torch::sigmoid(apply(m.shared_expert_gate, x, training)) * y;
+  }
+
   // Llama: x + attn(norm(x)), then h + mlp(norm(h)); on a layer with experts (Qwen3-MoE, Mixtral) the
-  // routed experts take the MLP's place.
+  // routed experts take the MLP's place, plus Qwen2-MoE's gated shared expert.
   Tensor pre_norm_layer(const Layer& l, const Tensor& x, StepContext& c, const Tier& tier) {
     const double eps = shape.rms_norm_eps;
     Tensor h = x + attention(l.attn, rms_norm(x, l.norm("input_layernorm"), eps), c);
@@ -702,6 +723,7 @@ struct Model::Impl {
     auto [weights, index] = route(l.moe, flat);
     Tensor y = tier.experts == model::ExpertImpl::grouped ? experts_grouped(l.moe, flat, weights, index)
                                                           : experts_loop(l.moe, flat, weights, index);
+    if (l.moe.has_shared) y = y + shared_expert(l.moe, flat, c.training);
     return h + y.reshape(h.sizes());
   }
 

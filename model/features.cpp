@@ -73,6 +73,9 @@ double batch_pairs(const AttentionSpec& layer, const MicroBatch& batch, const La
 }
 
 FeatureMaker::FeatureMaker(const ModelShape& shape, const TierRules& tier, const GpuInfo& gpu, int64_t lora_rank)
+    : FeatureMaker(shape, tier, gpu, LoraChoice{lora_rank, {}}) {}
+
+FeatureMaker::FeatureMaker(const ModelShape& shape, const TierRules& tier, const GpuInfo& gpu, const LoraChoice& lora_choice)
     : tier_(tier), gpu_(gpu) {
   const int sm = tier.kernel_sm > 0 ? tier.kernel_sm : gpu.sm;
   for (const auto& g : layers_by_type(shape)) {
@@ -88,7 +91,8 @@ FeatureMaker::FeatureMaker(const ModelShape& shape, const TierRules& tier, const
       }
     types_.push_back(t);
   }
-  const auto lora = plan_lora(shape, default_lora_targets(shape), lora_rank);  // the family's own target names
+  const auto lora = plan_lora(shape, lora_choice.targets.empty() ? default_lora_targets(shape) : lora_choice.targets,
+                              lora_choice.rank);
   const TokenWork work = token_work(shape, lora);
   dense_flops_per_token_ = work.dense_gemm_flops + work.shared_expert_flops + work.latent_proj_flops;
   lora_flops_per_token_ = work.lora_gemm_flops;
@@ -109,12 +113,13 @@ FeatureMaker::FeatureMaker(const ModelShape& shape, const TierRules& tier, const
   gemm_passes_ = 3.0 + recompute;
   attention_passes_ = 3.5 + recompute;
   stream_passes_ = 2.0 + recompute;
-  set_memory_rates(shape, tier, lora_rank);
+  set_memory_rates(shape, tier, lora_choice);
 }
 
-void FeatureMaker::set_memory_rates(const ModelShape& shape, const TierRules& tier, int64_t lora_rank) {
+void FeatureMaker::set_memory_rates(const ModelShape& shape, const TierRules& tier, const LoraChoice& lora) {
   TrainingSetup setup;
-  setup.lora_rank = lora_rank;
+  setup.lora_rank = lora.rank;
+  setup.lora_targets = lora.targets;
   setup.ce_chunked = tier.ce_chunked;
   const ArchitectureMemoryRates rates = architecture_rates(shape, setup);
   weights_gib_ = rates.weight_bytes / kGiB;
@@ -138,7 +143,8 @@ StepFeatures FeatureMaker::step(const MicroBatch& batch) const {
   for (const LayerType& t : types_) {
     const LayerPlan& plan = t.at(path, batch.width);
     const LayerPlan& plain = t.at(AttentionPath::plain, batch.width);
-    const double per_pair = 4.0 * static_cast<double>(t.spec.num_heads * t.spec.head_dim) *
+    // 2 heads (qk_dim + v_dim) per (query, key) pair: MLA's q/k heads (nope + rope) are wider than its v heads.
+    const double per_pair = AttentionWork{std::string(), t.count, t.spec}.flops_per_pair() *
                             static_cast<double>(t.count) * attention_passes_ / kTera;
     const double work = per_pair * batch_pairs(t.spec, batch, plan);
     f.x[plan.backend == Backend::math        ? kAttentionMath

@@ -198,9 +198,17 @@ T step_seconds(const T* c, const StepFeatures& f, double p) {
   return step_seconds(kStepTermTable, c, f.x.data(), f.expert_tflop, p);
 }
 
+// Which adapters train: rank r on the nn.Linear modules whose short names are `targets` (empty = the shape's
+// own default_lora_targets, peft's all-linear); rank 0 = full fine-tuning. A measurement record names its own.
+struct LoraChoice {
+  int64_t rank = 16;
+  std::vector<std::string> targets;
+};
+
 class FeatureMaker {
  public:
   FeatureMaker(const ModelShape& shape, const TierRules& tier, const GpuInfo& gpu, int64_t lora_rank = 16);
+  FeatureMaker(const ModelShape& shape, const TierRules& tier, const GpuInfo& gpu, const LoraChoice& lora);
 
   StepFeatures step(const MicroBatch& batch) const;
   // Kernel launches of one step of this tier (0: unknown, the host term is off).
@@ -232,7 +240,7 @@ class FeatureMaker {
 
  private:
   // Weights, what trains and the activation rates from the architecture (model/memory.hpp).
-  void set_memory_rates(const ModelShape& shape, const TierRules& tier, int64_t lora_rank);
+  void set_memory_rates(const ModelShape& shape, const TierRules& tier, const LoraChoice& lora);
 
   TierRules tier_;
   GpuInfo gpu_;

@@ -41,8 +41,17 @@ struct TrainingSetup {
 // inputs: RMS 0.016 GiB, largest error 0.035 GiB (0.06 % of the peak); docs/families.md, "Memory from the
 // architecture". One vocabulary cannot tell a per-token allocator share from the logit bytes: it is in them.
 struct ArchitectureMemoryConstants {
-  double logit_bytes = 16.05;          // per (token x vocab) on the full loss path: bf16 logits, their fp32
-                                       // copy, softcap and log-softmax, and the gradient
+  // Per (token x vocab) on the full loss path, derived from the stack (harness/model.cpp `ce`, LibTorch's
+  // autograd): the bf16 logits are cast to fp32 and freed (the cast's backward keeps nothing); cross_entropy
+  // is log_softmax + nll_loss, and log_softmax saves its fp32 output (4 bytes). The peak is in its backward:
+  // the saved output, the fp32 gradient nll_loss hands it (4) and the fp32 gradient it returns (4) = 12 bytes.
+  // The 0.05 above 12 is the Gemma-4 fit's residual (a per-token allocator share that one vocabulary cannot
+  // separate). Large-vocabulary families measure 12.1 (docs/families.md, "Measured").
+  double logit_bytes = 12.05;
+  // Where the config sets final_logit_softcapping (Gemma-2, Gemma-4): tanh(logits / cap) * cap in fp32, and
+  // tanh saves its output for its backward: one more fp32 copy alive through the loss (4 bytes). With it the
+  // Gemma-4 records' fitted 16.05 is 12.05 + 4.
+  double softcap_logit_bytes = 4.0;
   double chunked_logit_bytes = 8.07;   // per (token x vocab) on the chunked path (one 2 x 4096 record: the
                                        // harness's chunked loss still holds 8 bytes per logit of the batch)
   double mask_bytes = 1.20;            // per element of each explicit R x W x W boolean mask

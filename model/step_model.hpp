@@ -13,6 +13,8 @@ class StepModel : public StepPredictor {
  public:
   StepModel(const ModelShape& shape, const Coefficients& coefficients, const GpuInfo& gpu);
   StepModel(const ModelShape& shape, const Coefficients& coefficients);  // GPU from coefficients.gpu
+  // The adapters a measurement record trained instead of the coefficients' rank on the default targets.
+  StepModel(const ModelShape& shape, const Coefficients& coefficients, const GpuInfo& gpu, const LoraChoice& lora);
 
   double step_s(const MicroBatch& batch) const override;
   double peak_gib(const MicroBatch& batch) const override;

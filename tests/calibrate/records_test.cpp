@@ -130,3 +130,61 @@ TEST_CASE("rank and world_size are optional, together, and rank < world_size", "
   CHECK_THAT(problems(R"("world_size": 2)"), Catch::Matchers::Contains("rank"));
   CHECK_THAT(problems(R"("rank": -1, "world_size": 2)"), Catch::Matchers::Contains("rank = -1"));
 }
+
+TEST_CASE("a record's own LoRA reads into Record::lora and stays in the written record", "[records][lora]") {
+  const std::string line =
+      R"({"model": "m", "gpu": "g", "tier": "t", "rows": [4], "width": 8, "step_s": 1, "lora": {"alpha": 32.0, "dropout": 0.05, "dtype": "float32", "modules": 192, "rank": 16, "targets": ["q_proj", "k_proj", "v_proj", "o_proj"]}})";
+  TempFile f(line + "\n", ".jsonl");
+  const auto records = read_records(f.path());
+  REQUIRE(records.size() == 1);
+  REQUIRE(records[0].lora.has_value());
+  CHECK(records[0].lora->rank == 16);
+  CHECK(records[0].lora->alpha == Approx(32.0));
+  CHECK(records[0].lora->targets == std::vector<std::string>{"q_proj", "k_proj", "v_proj", "o_proj"});
+  CHECK(*records[0].lora->modules == 192);
+  CHECK(records[0].lora->dtype == "float32");
+  CHECK(stepcast::calibrate::to_json(records[0])["lora"]["dropout"] == 0.05);  // written back unchanged
+  const auto lora = stepcast::calibrate::lora_choice(records[0], 8);
+  CHECK(lora.rank == 16);
+  CHECK(lora.targets.size() == 4);
+  Record plain;
+  CHECK(stepcast::calibrate::lora_choice(plain, 8).rank == 8);
+  CHECK(stepcast::calibrate::lora_choice(plain, 8).targets.empty());
+}
+
+TEST_CASE("a bad lora object is refused at the column of its key", "[records][lora]") {
+  const std::string head = R"({"model": "m", "gpu": "g", "tier": "t", "rows": [4], "width": 8, "step_s": 1, )";
+  struct Case { std::string lora; std::string expect; };
+  auto c = GENERATE(values<Case>({
+      {R"("lora": {"rank": -1, "targets": ["q_proj"]}})", ".jsonl:1:88: lora.rank = -1"},
+      {R"("lora": {"rank": 16, "targets": []}})", ".jsonl:1:100: lora.targets = []"},
+      {R"("lora": {"rank": 16, "targets": ["q_proj", 3]}})", "lora.targets"},
+      {R"("lora": {"rank": 16}})", "lora.targets = null"},
+      {R"("lora": 16})", ".jsonl:1:79: lora = 16"},
+      {R"("lora": {"rank": 16, "targets": ["q_proj"], "modules": -2}})", "lora.modules = -2"},
+  }));
+  const auto problems = problems_of(head + c.lora + "\n");
+  INFO(c.lora);
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].find(c.expect) != std::string::npos);
+}
+
+TEST_CASE("a LoRA target the model lacks is refused at its record's file:line:col", "[records][lora]") {
+  const std::string good =
+      R"({"model": "m", "gpu": "g", "tier": "t", "rows": [4], "width": 8, "step_s": 1, "lora": {"rank": 16, "targets": ["q_proj"]}})";
+  const std::string bad =
+      R"({"model": "m", "gpu": "g", "tier": "t", "rows": [4], "width": 8, "step_s": 1, "lora": {"rank": 16, "targets": ["q_proj", "qkv_proj"]}})";
+  TempFile f(good + "\n" + bad + "\n", ".jsonl");
+  const auto records = read_records(f.path());
+  const std::vector<std::string> names{"k_proj", "o_proj", "q_proj", "v_proj"};
+  try {
+    stepcast::calibrate::check_lora_targets(records, names, "llama-3-8b");
+    FAIL("an unknown target was accepted");
+  } catch (const stepcast::InputError& e) {
+    REQUIRE(e.problems().size() == 1);
+    CHECK(e.problems()[0].find(".jsonl:2:100: lora target 'qkv_proj' is not an nn.Linear of llama-3-8b") !=
+          std::string::npos);
+    CHECK(e.problems()[0].find("k_proj, o_proj, q_proj, v_proj") != std::string::npos);
+  }
+  CHECK_NOTHROW(stepcast::calibrate::check_lora_targets({records[0]}, names, "llama-3-8b"));
+}

@@ -197,3 +197,24 @@ TEST_CASE("a megabyte-long value is cut in the message", "[cli][edge]") {
   require_located_refusal(r, f.path());
   CHECK(r.err.size() < 4096);
 }
+
+TEST_CASE("predict prices each record's own LoRA; a target the model lacks is refused at its column", "[cli][lora]") {
+  const std::string head = kRecord.substr(0, kRecord.size() - 1);
+  const TempFile f(kRecord + "\n" + head + R"(, "lora": {"rank": 16, "targets": ["q_proj"]}})" + "\n", ".jsonl");
+  const auto r = run_cli("predict --coefficients " + kCoefficients + " --measurements " + f.path() + " --format json");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto records = nlohmann::json::parse(r.out)["records"];
+  REQUIRE(records.size() == 2);
+  // q_proj only against the family's seven default targets: less LoRA work and less adapter state.
+  CHECK(records[1]["work"]["lora_gemm_s_per_tflop"].get<double>() < records[0]["work"]["lora_gemm_s_per_tflop"].get<double>());
+  CHECK(records[1]["predicted_step_s"].get<double>() < records[0]["predicted_step_s"].get<double>());
+  CHECK(records[1]["predicted_peak_gib"].get<double>() < records[0]["predicted_peak_gib"].get<double>());
+  const TempFile bad(head + R"(, "lora": {"rank": 16, "targets": ["qkv_proj"]}})" + "\n", ".jsonl");
+  const auto refused = run_cli("predict --coefficients " + kCoefficients + " --measurements " + bad.path());
+  require_located_refusal(refused, bad.path());
+  CHECK(refused.err.find("lora target 'qkv_proj'") != std::string::npos);
+  const auto rows = run_cli("predict --coefficients " + kCoefficients + " --rows 512 --lora-targets qkv_proj");
+  CHECK(rows.exit_code == 2);
+  CHECK(rows.err.find("--lora-targets: 'qkv_proj' names no nn.Linear module") != std::string::npos);
+}

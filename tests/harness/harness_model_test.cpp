@@ -96,7 +96,7 @@ TEST_CASE("families described but not built yet are refused by name, before any 
   };
   auto c = GENERATE(values<Case>({{"phi-4", "fused projections"},
                                   {"deepseek-v2-lite", "multi-head latent attention"},
-                                  {"qwen1.5-moe-a2.7b", "shared experts"},
+                                  {"llama-4-scout-17b-16e", "ungated shared experts"},
                                   {"olmo-2-7b", "its block wiring"}}));
   const auto shape = stepcast::io::load_model_config(std::string(STEPCAST_SCENARIOS) + "/models/" + c.model + ".json");
   h::BuildOptions o;
@@ -188,6 +188,42 @@ TEST_CASE("tiny Qwen3-MoE and Mixtral: describe's count, and a step that trains 
       if (t.grad().defined()) grad += t.grad().abs().sum().item<double>();
     CHECK(grad > 0);
   }
+}
+
+TEST_CASE("tiny Qwen2-MoE: describe's count, and a step through routed and gated shared experts",
+          "[harness][moe][family][shared]") {
+  // By hand (h 32, 3 layers, 4 heads of 8 with q/k/v biases, vocab 64, untied): attention 4 x 32 x 32 + 3 x 32
+  // = 4192 and 2 norms of 32 per layer; layers 0 and 2 route: router 6 x 32, experts gate_up 6 x 32 x 32 and
+  // down 6 x 16 x 32, the shared expert's gate, up, down 3 x 32 x 24 and its gate 32 = 11744; layer 1 (in
+  // mlp_only_layers) a dense MLP 3 x 32 x 48 = 4608; embedding and head 2 x 64 x 32, final norm 32.
+  const auto shape = tiny("tiny-qwen2-moe");
+  h::Model m(shape, cpu_fp32());
+  CHECK(m.parameter_count() == 3 * (4192 + 64) + 2 * 11744 + 4608 + 2 * 64 * 32 + 32);
+  CHECK(m.parameter_count() == stepcast::model::count_params(shape).total);
+  CHECK(static_cast<int64_t>(m.named_parameters().size()) == stepcast::model::count_params(shape).tensors);
+  // LoRA wraps the shared experts' gate, up and down (nn.Linear), as describe counts them.
+  CHECK(m.lora_modules() == stepcast::model::plan_lora(shape, stepcast::model::default_lora_targets(), 4).modules);
+  const h::Batch b = h::make_batch({16, 11}, 16, shape.vocab_size, 5, torch::kCPU);
+  const h::Tier tier = h::parse_tier("sdpa-auto/loop");
+  const torch::Tensor with_shared = m.logits(b, tier);
+  // The shared expert is in the forward: zeroing its down projection on layer 0 changes the logits.
+  {
+    torch::NoGradGuard g;
+    bool found = false;
+    for (auto& [name, t] : m.named_parameters())
+      if (name.find("layers.0.mlp.shared_expert.down_proj.weight") != std::string::npos) {
+        t.zero_();
+        found = true;
+      }
+    REQUIRE(found);
+  }
+  CHECK_FALSE(torch::allclose(m.logits(b, tier), with_shared));
+  const double loss = m.step(b, tier).item<double>();
+  CHECK(loss == Approx(std::log(64.0)).epsilon(0.05));  // random weights: near-uniform logits
+  double grad = 0;
+  for (const auto& t : m.adapter_parameters())
+    if (t.grad().defined()) grad += t.grad().abs().sum().item<double>();
+  CHECK(grad > 0);
 }
 
 TEST_CASE("grouped experts need LibTorch >= 2.9: a clear error on older ones", "[harness][tier]") {

@@ -107,3 +107,15 @@ TEST_CASE("an old file predicts what it predicted before the split", "[features]
     rest += c.step[i].selected ? c.step[i].value * f.x[i] : 0.0;
   CHECK(m.sides(batch(2, 4096)).device_s == Approx(gemm + rest));
 }
+
+TEST_CASE("MLA attention is priced per pair as 2 heads (qk_dim + v_dim): DeepSeek-V2-Lite's 192 + 128",
+          "[features][category][mla]") {
+  // DeepSeek-V2-Lite: 27 layers of 16 heads, q/k heads of 128 nope + 64 rope = 192, v heads of 128. One row of
+  // 1024 (a whole number of 128-row tiles) under is_causal: 1024 x 1025 / 2 pairs; forward + backward 3.5 passes.
+  const auto shape = stepcast::io::load_model("deepseek-v2-lite");
+  const auto f = h200_maker(shape).step(batch(1, 1024));
+  const double attention = f.x[sm::kAttention] + f.x[sm::kAttentionEfficient] + f.x[sm::kAttentionMath];
+  const double per_pair = 2.0 * 16 * (192 + 128);
+  CHECK(attention == Approx(per_pair * 27 * (1024.0 * 1025 / 2) * 3.5 / 1e12).epsilon(1e-12));
+  CHECK(per_pair < 4.0 * 16 * 192);  // 4 heads head_dim would count v at q/k's width
+}
