@@ -28,6 +28,24 @@ struct ProcessGroupHandle::Impl {
 #if STEPCAST_WITH_NCCL
   c10::intrusive_ptr<c10d::ProcessGroupNCCL> nccl;
 #endif
+  // NCCL gathers straight into one flat buffer (FSDP's all_gather_into_tensor: no copy-out); Gloo (1.13 has no
+  // _allgather_base) into one tensor per rank, concatenated after.
+  torch::Tensor all_gather(const torch::Tensor& shard, int world_size) {
+    std::vector<torch::Tensor> inputs{shard};
+#if STEPCAST_WITH_NCCL
+    if (nccl) {
+      torch::Tensor flat = torch::empty({shard.numel() * world_size}, shard.options());
+      nccl->_allgather_base(flat, inputs[0])->wait();
+      return flat;
+    }
+#endif
+    std::vector<torch::Tensor> parts;
+    for (int r = 0; r < world_size; ++r) parts.push_back(torch::empty_like(shard));
+    std::vector<std::vector<torch::Tensor>> outputs{parts};
+    run([&](auto& group) { return group.allgather(outputs, inputs); });
+    return torch::cat(outputs[0]);
+  }
+
   template <class Collective>
   void run(Collective&& collective) {
 #if STEPCAST_WITH_GLOO
@@ -47,6 +65,7 @@ struct ProcessGroupHandle::Impl {
 struct ProcessGroupHandle::Impl {
   template <class Collective>
   void run(Collective&&) {}
+  torch::Tensor all_gather(const torch::Tensor& shard, int) { return shard; }
 };
 #endif
 
@@ -149,13 +168,8 @@ int64_t ProcessGroupHandle::all_reduce_mean(const std::vector<torch::Tensor>& pa
 }
 
 torch::Tensor ProcessGroupHandle::all_gather_flat(const torch::Tensor& shard, int64_t numel) {
-  const torch::Tensor host = host_copies(shard) ? shard.to(torch::kCPU) : shard.contiguous();
-  std::vector<torch::Tensor> parts;
-  for (int r = 0; r < options_.world_size; ++r) parts.push_back(torch::empty_like(host));
-  std::vector<std::vector<torch::Tensor>> outputs{parts};
-  std::vector<torch::Tensor> inputs{host};
-  impl_->run([&](auto& group) { return group.allgather(outputs, inputs); });
-  return torch::cat(outputs[0]).narrow(0, 0, numel).to(shard.device());
+  const torch::Tensor input = host_copies(shard) ? shard.to(torch::kCPU) : shard.contiguous();
+  return impl_->all_gather(input, options_.world_size).narrow(0, 0, numel).to(shard.device());
 }
 
 void ProcessGroupHandle::barrier() {

@@ -705,6 +705,7 @@ struct Model::Impl {
   }
 
   void shard_layers(LayerSharding s) {
+    if (sharding.gather) throw Error("harness: the layers are sharded already (Model::shard_layers runs once)");
     std::map<const c10::TensorImpl*, Tensor> shard_of_full;
     full_sizes.assign(layers.size(), {});
     for (size_t i = 0; i < layers.size(); ++i) {
