@@ -68,7 +68,7 @@ struct MeasureOptions {
   std::string run_id;
   // Several processes (the run probe only): N ranks over c10d, this process's rank once launched.
   int nproc = 1;
-  std::string strategy = "ddp";
+  std::string strategy;         // ddp or fsdp; empty: ddp, and --nproc 1 runs in this process without c10d
   int rank = -1;               // set by the launcher (cli/measure_ranks.hpp), never by people
   std::string rendezvous;      // the launcher's FileStore path
   int64_t run_kernels = -1;    // micro-batch whose kernel table is captured after the run (-1: none)
@@ -197,20 +197,37 @@ std::pair<harness::RunOptions, planner::Corpus> run_setup(const MeasureOptions& 
   return {r, corpus};
 }
 
+std::string strategy_of(const MeasureOptions& o) { return o.strategy.empty() ? "ddp" : o.strategy; }
+
 // One rank of `--nproc N`: its DistributedSampler shard of the corpus (planner/distributed.hpp), DDP's gradient
 // all-reduce before every optimizer step, and its rank in every record and in the run id.
 std::unique_ptr<harness::ProcessGroupHandle> join_ranks(const MeasureOptions& o, harness::RunOptions& run,
                                                         planner::Corpus& corpus) {
   auto group = std::make_unique<harness::ProcessGroupHandle>(
-      harness::DistributedOptions{o.rank, o.nproc, o.rendezvous, "gloo"});
+      harness::DistributedOptions{o.rank, o.nproc, o.rendezvous, harness::backend_for(pick_device(o.device))});
   corpus = planner::shard_corpus(corpus, planner::distributed_shards(corpus.size(), o.nproc, run.batching.seed)[
                                              static_cast<size_t>(o.rank)]);
   run.id = harness::run_id(run) + "/rank-" + std::to_string(o.rank) + "-of-" + std::to_string(o.nproc);
   run.rank = o.rank;
   run.world_size = o.nproc;
   harness::ProcessGroupHandle* g = group.get();
-  run.before_optimizer_step = [g](const std::vector<torch::Tensor>& params) { g->all_reduce_mean(params); };
+  run.strategy = strategy_of(o);
+  if (run.strategy == "ddp")
+    run.before_optimizer_step = [g](const std::vector<torch::Tensor>& params) { g->all_reduce_mean(params); };
   return group;
+}
+
+// FSDP: this rank keeps its shard of every layer and steps AdamW on its shard of the adapters.
+std::unique_ptr<harness::ShardedAdamW> shard_model(harness::Model& model, harness::ProcessGroupHandle& group,
+                                                   harness::RunOptions& run) {
+  model.shard_layers(harness::fsdp_sharding(group));
+  auto optimizer = std::make_unique<harness::ShardedAdamW>(group, model.adapter_parameters(), run.learning_rate,
+                                                           run.max_grad_norm);
+  harness::ShardedAdamW* step = optimizer.get();
+  run.optimizer_step = [step](const std::vector<torch::Tensor>& params) { step->step(params); };
+  std::cerr << "measure: fsdp rank " << group.rank() << " of " << group.world_size() << " keeps "
+            << model.parameter_count() << " parameter elements (layers sharded, embedding and final norm whole)\n";
+  return optimizer;
 }
 
 void run_one_run(const MeasureOptions& o, const model::ModelShape& shape) {
@@ -223,6 +240,8 @@ void run_one_run(const MeasureOptions& o, const model::ModelShape& shape) {
             << corpus.size() << " samples\n";
   harness::Model model(shape, build);
   report_model(model, shape, build.device);
+  std::unique_ptr<harness::ShardedAdamW> sharded;
+  if (group && strategy_of(o) == "fsdp") sharded = shard_model(model, *group, run);
   // The collector exists only when a table is asked for: the run itself is timed as people launch it.
   std::unique_ptr<harness::ActivitySource> activity = run.kernel_batch >= 0 ? harness::make_cupti_source() : nullptr;
   const harness::RunSummary s = harness::run_recorded(model, corpus, run, dev, activity.get());
@@ -250,9 +269,6 @@ void launch(const MeasureOptions& o, const model::ModelShape& shape) {
   if (o.run_corpus.empty() && o.run_synthetic.empty())
     throw InputError("--nproc " + std::to_string(o.nproc) + " without a run. Violated constraint: --run-corpus or "
                      "--run-synthetic (the ranks train together)");
-  if (o.strategy != "ddp")
-    throw InputError("--strategy " + o.strategy + ". Violated constraint: ddp (FSDP's per-layer gathers are not wired "
-                     "into the harness's layers yet; harness/distributed.hpp has the collectives)");
   run_setup(o, shape);
   const int code = launch_ranks(o.nproc, own_arguments());
   if (code == 2) throw InputError("a rank refused its input (its message is above)");
@@ -263,7 +279,7 @@ void run_measure(const MeasureOptions& o) {
   io::check_output(o.out, {"--out", false, {o.model, o.run_corpus}, true});  // appended: never a device or an input
   const model::ModelShape shape = load_model(o.model);
   check_lora(shape, o);
-  if (o.nproc > 1 && o.rank < 0) return launch(o, shape);
+  if ((o.nproc > 1 || !o.strategy.empty()) && o.rank < 0) return launch(o, shape);
   if (!o.run_corpus.empty() || !o.run_synthetic.empty()) return run_one_run(o, shape);
   if (!o.policy.empty()) throw InputError("--policy without a run. Violated constraint: --run-corpus or --run-synthetic");
   harness::SweepOptions sweep;
@@ -377,10 +393,11 @@ void add_measure_command(CLI::App& app) {
   cmd->add_option("--run-kernels", opts->run_kernels,
                   "Run probe: after the run, micro-batch K once more under CUPTI, its kernel table in --kernel-dir");
   cmd->add_option("--run-id", opts->run_id, "Run probe: the run's id (default CORPUS/POLICY[/PACKER][/ATTENTION][/pad-M])");
-  cmd->add_option("--nproc", opts->nproc, "Run probe on N processes over c10d (Gloo), each with its DistributedSampler shard")
+  cmd->add_option("--nproc", opts->nproc, "Run probe on N processes over c10d (Gloo on the CPU, NCCL on CUDA), each with its DistributedSampler shard")
       ->check(CLI::Range(1, 64))->capture_default_str();
-  cmd->add_option("--strategy", opts->strategy, "With --nproc: ddp (bucketed gradient all-reduce)")
-      ->check(CLI::IsMember({"ddp", "fsdp"}))->capture_default_str();
+  cmd->add_option("--strategy", opts->strategy, "With --nproc: ddp (bucketed gradient all-reduce, the default) or fsdp "
+                  "(full shard); given, even --nproc 1 runs as a rank over c10d")
+      ->check(CLI::IsMember({"ddp", "fsdp"}));
   cmd->add_option("--rank", opts->rank, "Set by the --nproc launcher")->group("");
   cmd->add_option("--rendezvous", opts->rendezvous, "Set by the --nproc launcher: the FileStore path")->group("");
   add_format_option(cmd, opts->format);

@@ -192,7 +192,7 @@ planner::ParallelContext parallel_context(const Scenario& s, std::string& link_d
     ctx.workload = model::lora_workload(shape, c.lora_rank, model::tier_from_label(c.tier).recompute);
   }
   const model::GpuSpec* gpu = model::find_gpu(model::known_gpus(), s.gpu_name);
-  if (gpu != nullptr) ctx.link = model::link_for(gpu->interconnect);
+  if (gpu != nullptr) ctx.link = model::link_for(*gpu);
   const auto& ic = gpu != nullptr ? gpu->interconnect : model::Interconnect{};
   link_desc = ic.nvlink_gbps > 0 ? "NVLink " + std::to_string(ic.nvlink_generation)
               : ic.pcie_gbps > 0 ? "PCIe Gen" + std::to_string(ic.pcie_generation)

@@ -389,6 +389,19 @@ void apply_attention_backend(const Tier& tier) {
 #endif
 }
 
+// Every frozen tensor of a decoder layer, in one fixed order (the order FSDP shards and gathers them in).
+template <class L, class F>
+void for_each_frozen(L& l, F&& visit) {
+  for (auto* lin : {&l.attn.q, &l.attn.k, &l.attn.v, &l.attn.o, &l.gate, &l.up, &l.down}) {
+    if (lin->weight.defined()) visit(lin->weight);
+    if (lin->bias.defined()) visit(lin->bias);
+  }
+  for (auto* t : {&l.attn.q_norm, &l.attn.k_norm, &l.moe.router_proj, &l.moe.router_scale, &l.moe.per_expert_scale,
+                  &l.moe.gate_up, &l.moe.down, &l.layer_scalar})
+    if (t->defined()) visit(*t);
+  for (auto& [name, t] : l.norms) visit(t);
+}
+
 struct Model::Impl {
   model::ModelShape shape;
   const model::Family& family;  // shape.family: how the layers are wired
@@ -405,6 +418,8 @@ struct Model::Impl {
   std::set<std::pair<int64_t, int64_t>> shapes_run;  // rows x width of every forward
   int64_t forwards = 0;
   int sm = 0;  // the device's compute capability (90 on the H200; 0 on the CPU): which varlen kernels exist
+  LayerSharding sharding;  // FSDP: layers hold shards, gathered around each run of a layer; empty: whole layers
+  std::vector<std::vector<std::vector<int64_t>>> full_sizes;  // per layer, per frozen tensor (for_each_frozen)
 
   static int compute_capability(const torch::Device& device) {
     const DeviceInfo d = device_info(device);
@@ -694,6 +709,32 @@ struct Model::Impl {
 #endif
   }
 
+  // Layer `i`, gathered first when the layers are sharded: the full weights die with this run's graph.
+  Tensor run_layer(size_t i, const Tensor& x, StepContext& c, const Tier& tier) {
+    if (!sharding.gather) return layer_forward(layers[i], x, c, tier);
+    Layer full = layers[i];
+    size_t k = 0;
+    for_each_frozen(full, [&](Tensor& t) { t = sharding.gather(t, full_sizes[i][k++]); });
+    return layer_forward(full, x, c, tier);
+  }
+
+  void shard_layers(LayerSharding s) {
+    if (sharding.gather) throw Error("harness: the layers are sharded already (Model::shard_layers runs once)");
+    std::map<const c10::TensorImpl*, Tensor> shard_of_full;
+    full_sizes.assign(layers.size(), {});
+    for (size_t i = 0; i < layers.size(); ++i) {
+      for_each_frozen(layers[i], [&](Tensor& t) {
+        full_sizes[i].push_back(t.sizes().vec());
+        Tensor shard = s.shard(t);
+        shard_of_full[t.unsafeGetTensorImpl()] = shard;
+        t = shard;
+      });
+    }
+    for (auto& [name, t] : params)  // the table holds the same tensors: the full ones must go from it too
+      if (auto it = shard_of_full.find(t.unsafeGetTensorImpl()); it != shard_of_full.end()) t = it->second;
+    sharding = std::move(s);
+  }
+
   Tensor layer_forward(const Layer& l, const Tensor& x, StepContext& c, const Tier& tier) {
     switch (family.block) {
       case model::BlockLayout::pre_norm: return pre_norm_layer(l, x, c, tier);
@@ -815,12 +856,12 @@ struct Model::Impl {
     // transformers' enable_input_require_grads: without it a frozen embedding would cut the graph and the
     // first checkpointed layer's adapters would get no gradient.
     if (c.training) x.requires_grad_(true);
-    for (const Layer& l : layers) {
+    for (size_t i = 0; i < layers.size(); ++i) {
       if (checkpointing && c.training) {
-        c.segments.emplace_back([this, &l, &c, tier](const Tensor& in) { return layer_forward(l, in, c, tier); });
+        c.segments.emplace_back([this, i, &c, tier](const Tensor& in) { return run_layer(i, in, c, tier); });
         x = CheckpointFunction::apply(x, &c.segments.back());
       } else {
-        x = layer_forward(l, x, c, tier);
+        x = run_layer(i, x, c, tier);
       }
     }
     return rms_norm(x, final_norm, shape.rms_norm_eps);
@@ -934,6 +975,7 @@ void Model::zero_grad() {
 
 void Model::set_checkpointing(bool on) { impl_->checkpointing = on; }
 void Model::set_adapters_enabled(bool on) { impl_->adapters_on = on; }
+void Model::shard_layers(LayerSharding sharding) { impl_->shard_layers(std::move(sharding)); }
 const std::map<std::string, LayerTypeInfo>& Model::layer_info() const { return impl_->info; }
 const model::ModelShape& Model::shape() const { return impl_->shape; }
 bool Model::seen(int64_t rows, int64_t width) const { return impl_->shapes_run.count({rows, width}) > 0; }

@@ -10,6 +10,7 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -89,6 +90,16 @@ struct LayerTypeInfo {
   bool gqa_expanded = false;
 };
 
+// FSDP's full shard (harness/distributed.hpp): `shard` is applied once to every frozen tensor of every decoder
+// layer and the model keeps only its result; `gather` makes the full tensor again (from the shard and the full
+// sizes) each time that layer runs: its forward, and under checkpointing its recompute in backward. Gathered
+// tensors live only as long as that run's graph holds them (none after checkpointing's no-grad forward). The
+// embedding, final norm and LM head stay whole, as FSDP's root unit keeps them gathered for the whole step.
+struct LayerSharding {
+  std::function<torch::Tensor(const torch::Tensor& full)> shard;
+  std::function<torch::Tensor(const torch::Tensor& shard, c10::IntArrayRef full_sizes)> gather;
+};
+
 class Model {
  public:
   Model(const model::ModelShape& shape, const BuildOptions& options);
@@ -118,6 +129,8 @@ class Model {
   void zero_grad();  // drops adapter (and any) gradients so memory returns to the baseline
   void set_checkpointing(bool on);
   void set_adapters_enabled(bool on);
+  // Once, before any step: from then on named_parameters() and parameter_count() are this rank's shards.
+  void shard_layers(LayerSharding sharding);
   const std::map<std::string, LayerTypeInfo>& layer_info() const;
   // Every rows x width this model has run a forward at (step, loss, hidden, logits), and how many forwards:
   // per-shape kernel plans (cuBLAS heuristics, SDPA and grouped-GEMM choices, RoPE tables) are built on the

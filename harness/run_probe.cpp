@@ -49,8 +49,12 @@ calibrate::Record micro_batch_record(const std::vector<int64_t>& rows, int64_t w
 void step_optimizer(Model& model, torch::optim::AdamW& optimizer, const std::vector<torch::Tensor>& params,
                     const RunOptions& o) {
   if (o.before_optimizer_step) o.before_optimizer_step(params);
-  torch::nn::utils::clip_grad_norm_(params, o.max_grad_norm);
-  optimizer.step();
+  if (o.optimizer_step) {
+    o.optimizer_step(params);
+  } else {
+    torch::nn::utils::clip_grad_norm_(params, o.max_grad_norm);
+    optimizer.step();
+  }
   model.zero_grad();  // set_to_none, as transformers' Trainer does
 }
 
@@ -218,6 +222,7 @@ RunSummary run_recorded(Model& model, const planner::Corpus& corpus, const RunOp
     rec.step_s = step_s;
     rec.rank = o.rank;
     rec.world_size = o.world_size;
+    if (o.strategy) rec.extra["strategy"] = *o.strategy;
     if (dev.cuda) rec.peak_gib = static_cast<double>(peak) / kGiB;
     rec.extra["host_wall_s"] = host_s;
     rec.extra["loss"] = loss.item<double>();

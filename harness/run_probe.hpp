@@ -37,7 +37,10 @@ struct RunOptions {
   // Several processes (harness/distributed.hpp): called with the adapters after a window's last backward and
   // before clipping (DDP's gradient all-reduce); the rank and world size every record carries.
   std::function<void(const std::vector<torch::Tensor>&)> before_optimizer_step;
+  // When set, replaces clipping and the AdamW step (FSDP's sharded optimizer step, harness/distributed.hpp).
+  std::function<void(const std::vector<torch::Tensor>&)> optimizer_step;
   std::optional<int64_t> rank, world_size;
+  std::optional<std::string> strategy;  // "ddp" or "fsdp" on ranks: the record's `strategy`
   // After the run (its records untouched): micro-batch `kernel_batch` once more under the activity source,
   // its CUPTI kernel table written to `kernel_dir` (default: `out` without .jsonl + ".kernels/"). -1: none.
   int64_t kernel_batch = -1;

@@ -94,6 +94,16 @@ Link link_for(const Interconnect& ic, double efficiency, double alpha_s) {
   return {per_direction * efficiency, alpha_s};
 }
 
+Link link_for(const GpuSpec& gpu) {
+  Link link = link_for(gpu.interconnect);
+  link.assembly_gbps = kLocalAssemblyHbmFraction * gpu.peaks.memory_gbs;
+  return link;
+}
+
+double assembly_s(double bytes, const Link& link) {
+  return link.assembly_gbps > 0 && bytes > 0 ? bytes / (link.assembly_gbps * kGB) : 0;
+}
+
 double collective_s(Collective c, double bytes, int64_t ranks, const Link& link) {
   if (ranks <= 1 || bytes <= 0) return 0;
   if (link.bus_gbps <= 0)
@@ -111,8 +121,9 @@ CommCost micro_batch_comm(const ParallelConfig& config, const ParallelWorkload& 
   if (config.ranks <= 1) return cost;
   if (config.strategy == ParallelStrategy::fsdp) {
     const int64_t layers = std::max<int64_t>(1, w.layers);
-    const double gather = collective_s(Collective::all_gather, w.weight_bytes / static_cast<double>(layers),
-                                       config.ranks, link);
+    const double layer_bytes = w.weight_bytes / static_cast<double>(layers);
+    const double gather = collective_s(Collective::all_gather, layer_bytes, config.ranks, link) +
+                          assembly_s(layer_bytes, link);
     cost += gathered_pass(gather, layers, compute.forward_s, config.overlap_slowdown);
     // Backward gathers each layer again, and a third time for the recompute under checkpointing.
     const double backward_gather = gather * (w.recompute ? 2.0 : 1.0);

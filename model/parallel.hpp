@@ -19,7 +19,8 @@
 //   EP    every micro-batch: an all-to-all dispatch and an all-to-all combine per MoE layer, in forward and
 //         in backward (and the recompute), on the critical path (the next layer needs its tokens).
 // Hidden communication slows the compute it overlaps by `overlap_slowdown` of the hidden seconds (both use
-// SMs and HBM); a calibrated coefficient with a documented default until measured.
+// SMs and HBM); measured on one H200 (docs/planner.md, "Several GPUs"). FSDP's gather also pays the local
+// assembly of the gathered shards into the full layer, at a measured fraction of the GPU's HBM bandwidth.
 #include <cstdint>
 #include <string>
 
@@ -43,6 +44,7 @@ int64_t ring_hops(Collective c, int64_t ranks);
 struct Link {
   double bus_gbps = 0;   // bus bandwidth NCCL reaches, GB/s (10^9 bytes) per direction
   double alpha_s = 0;    // latency per ring hop, seconds
+  double assembly_gbps = 0;  // FSDP: GB/s written copying gathered shards into the full layer (0: free)
 };
 
 // NCCL reaches about 80 % of the per-direction NVLink figure as bus bandwidth on large all-reduces; a default
@@ -51,9 +53,14 @@ inline constexpr double kDefaultBusEfficiency = 0.80;
 // Latency per hop of NCCL's ring on NVLink, seconds: a default of the order of nccl-tests' small-message
 // times (tens of microseconds for an 8-rank all-reduce), until measured.
 inline constexpr double kDefaultHopLatencyS = 5e-6;
-// Fraction of the hidden communication seconds that the overlapped compute loses (SMs and HBM shared
-// with the collective's kernels); a default until tools/device/parallel_local.sh measures it.
-inline constexpr double kDefaultOverlapSlowdown = 0.10;
+// Fraction of the hidden communication seconds that the overlapped compute loses (SMs and HBM shared with the
+// collective's kernels): 0.90 measured on one H200, 8192^3 bf16 GEMMs beside a stream of 1 GiB device copies
+// (docs/planner.md, "Several GPUs"). A copy stream stands in for NCCL's kernels, which also take SMs.
+inline constexpr double kDefaultOverlapSlowdown = 0.90;
+// FSDP's local assembly of a gathered layer (the shards copied into the full buffer) writes at this fraction
+// of the GPU's HBM bandwidth: 1.55-2.00 TB/s written of the H200's 4.8 TB/s for 1 to 8 shards of a 1.6 GiB
+// layer, 0.86-1.11 ms (docs/planner.md, "Several GPUs"); the slower half of those, rounded.
+inline constexpr double kLocalAssemblyHbmFraction = 0.35;
 // DDP's and FSDP's gradient bucket (torch DistributedDataParallel's bucket_cap_mb = 25), bytes.
 inline constexpr double kBucketBytes = 25.0 * 1024 * 1024;
 
@@ -61,6 +68,10 @@ inline constexpr double kBucketBytes = 25.0 * 1024 * 1024;
 // is known (the caller refuses to plan several GPUs without a link).
 Link link_for(const Interconnect& ic, double efficiency = kDefaultBusEfficiency,
               double alpha_s = kDefaultHopLatencyS);
+// The same with FSDP's local assembly rate from the card's HBM bandwidth (kLocalAssemblyHbmFraction).
+Link link_for(const GpuSpec& gpu);
+// Seconds to copy `bytes` of gathered shards into the full layer (0 when the link has no assembly rate).
+double assembly_s(double bytes, const Link& link);
 
 // Seconds of one collective of `bytes` over `ranks` (0 for one rank or no bytes).
 double collective_s(Collective c, double bytes, int64_t ranks, const Link& link);

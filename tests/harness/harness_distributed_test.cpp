@@ -26,9 +26,9 @@ namespace {
 const std::vector<std::vector<int64_t>> kRowsOfRank{{24, 17}, {31, 9}};  // one micro-batch per rank
 constexpr int64_t kWidth = 32;
 
-std::unique_ptr<h::Model> tiny_model() {
+std::unique_ptr<h::Model> tiny_model(const std::string& config = "tiny-llama") {
   const auto shape =
-      stepcast::io::load_model_config(std::string(STEPCAST_TEST_DATA) + "/configs/tiny-llama.json");
+      stepcast::io::load_model_config(std::string(STEPCAST_TEST_DATA) + "/configs/" + config + ".json");
   h::BuildOptions o;
   o.dtype = torch::kFloat;
   o.lora.rank = 4;
@@ -80,7 +80,87 @@ bool run_ranks(int world, const std::function<int(int)>& body) {
   return ok;
 }
 
+// Elements of the decoder layers' parameters (what FSDP shards; the root's embedding and norm stay whole).
+int64_t layer_elements(const h::Model& model) {
+  int64_t n = 0;
+  for (const auto& [name, t] : model.named_parameters()) n += name.find("layers.") != std::string::npos ? t.numel() : 0;
+  return n;
+}
+
+int64_t layer_tensors(const h::Model& model) {
+  int64_t n = 0;
+  for (const auto& [name, t] : model.named_parameters()) n += name.find("layers.") != std::string::npos ? 1 : 0;
+  return n;
+}
+
+torch::Tensor flat_adapters(const h::Model& model) {
+  std::vector<torch::Tensor> flat;
+  for (const auto& p : model.adapter_parameters()) flat.push_back(p.detach().reshape({-1}));
+  return torch::cat(flat);
+}
+
+constexpr double kLearningRate = 1e-2;  // large enough that one AdamW step moves every adapter visibly
+
+// FSDP over two Gloo ranks, one micro-batch each, one optimizer step; then one process with both micro-batches
+// accumulated: each rank's loss is the one process's loss on that micro-batch, and every rank's updated adapters
+// are the one process's.
+void check_fsdp_matches_one_process(const std::string& config) {
+  stepcast::testing::TempFile store("", ".store");
+  std::filesystem::remove(store.path());
+  const std::string out = store.path() + ".fsdp";
+  const bool ok = run_ranks(2, [&](int rank) {
+    h::ProcessGroupHandle group({rank, 2, store.path(), "gloo"});
+    auto model = tiny_model(config);
+    const int64_t whole = layer_elements(*model);
+    model->shard_layers(h::fsdp_sharding(group));
+    const int64_t kept = layer_elements(*model);
+    // Each tensor's shard is ceil(numel / 2): half the layers, plus at most one padding element per tensor.
+    if (whole == 0 || kept * 2 < whole || kept * 2 > whole + layer_tensors(*model)) return 6;
+    h::ShardedAdamW optimizer(group, model->adapter_parameters(), kLearningRate, 1.0);
+    model->zero_grad();
+    const h::Batch batch =
+        h::make_batch(kRowsOfRank[rank], kWidth, model->shape().vocab_size, 100 + rank, torch::kCPU);
+    const torch::Tensor loss = model->step(batch, h::parse_tier("sdpa-auto/loop"));
+    optimizer.step(model->adapter_parameters());
+    torch::save(std::vector<torch::Tensor>{loss, flat_adapters(*model)}, out + std::to_string(rank));
+    return 0;
+  });
+  REQUIRE(ok);
+  auto model = tiny_model(config);
+  const auto params = model->adapter_parameters();
+  const torch::Tensor before = flat_adapters(*model);
+  torch::optim::AdamW adamw(params, torch::optim::AdamWOptions(kLearningRate).weight_decay(0.0));
+  model->zero_grad();
+  std::vector<torch::Tensor> losses;
+  for (size_t b = 0; b < 2; ++b) {
+    const h::Batch batch = h::make_batch(kRowsOfRank[b], kWidth, model->shape().vocab_size, 100 + b, torch::kCPU);
+    losses.push_back(model->step(batch, h::parse_tier("sdpa-auto/loop"), 0.5));
+  }
+  torch::nn::utils::clip_grad_norm_(params, 1.0);
+  adamw.step();
+  const torch::Tensor single = flat_adapters(*model);
+  REQUIRE((single - before).abs().max().item<double>() > 1e-3);  // the step moved the adapters
+  for (int rank = 0; rank < 2; ++rank) {
+    std::vector<torch::Tensor> saved;
+    torch::load(saved, out + std::to_string(rank));
+    std::filesystem::remove(out + std::to_string(rank));
+    CAPTURE(rank, (saved[1] - single).abs().max().item<double>());
+    CHECK(std::abs(saved[0].item<double>() - losses[static_cast<size_t>(rank)].item<double>()) < 1e-5);
+    CHECK(torch::allclose(saved[1], single, 0.0, 1e-5));
+  }
+}
+
 }  // namespace
+
+TEST_CASE("FSDP over two Gloo processes: the tiny Llama's losses and updated adapters are one process's",
+          "[harness][distributed]") {
+  check_fsdp_matches_one_process("tiny-llama");
+}
+
+TEST_CASE("FSDP over two Gloo processes: the tiny Gemma-4's losses and updated adapters are one process's",
+          "[harness][distributed]") {
+  check_fsdp_matches_one_process("tiny-gemma4");
+}
 
 TEST_CASE("DDP over two Gloo processes: every rank gets one process's gradients", "[harness][distributed]") {
   stepcast::testing::TempFile store("", ".store");

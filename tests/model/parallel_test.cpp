@@ -78,6 +78,34 @@ TEST_CASE("FSDP gathers every layer in forward and backward, the first exposed",
   CHECK(micro_batch_comm(c, w, ComputeSplit{0, 0, 0}, kLink).exposed_s == Approx(20 * layer));
 }
 
+TEST_CASE("FSDP's gather adds the local assembly of the layer at a fraction of HBM bandwidth", "[parallel]") {
+  const GpuSpec* h200 = find_gpu(known_gpus(), "NVIDIA H200");
+  REQUIRE(h200 != nullptr);
+  const Link link = link_for(*h200);
+  CHECK(link.bus_gbps == Approx(link_for(h200->interconnect).bus_gbps));
+  CHECK(link.assembly_gbps == Approx(kLocalAssemblyHbmFraction * h200->peaks.memory_gbs));
+  // A 1.6 GiB layer: the measured 0.86-1.11 ms on one H200 (1 to 8 shards).
+  CHECK(assembly_s(1.6 * kGiB, link) * 1e3 == Approx(1.0).margin(0.15));
+  ParallelWorkload w;
+  w.weight_bytes = 10e9;
+  w.layers = 10;
+  ParallelConfig c{ParallelStrategy::fsdp, 2, 0, 0.0, kBucketBytes};
+  Link with_assembly = kLink;
+  with_assembly.assembly_gbps = 200;  // 1 GB layer: 5 ms on top of the 5 ms on the link
+  const double on_link = micro_batch_comm(c, w, ComputeSplit{1.0, 2.0, 0}, kLink).total_s;
+  CHECK(micro_batch_comm(c, w, ComputeSplit{1.0, 2.0, 0}, with_assembly).total_s == Approx(2 * on_link));
+  CHECK(assembly_s(1e9, kLink) == 0);  // no rate: free, as before it was measured
+}
+
+TEST_CASE("the overlap slowdown is the measured 0.90 of the hidden seconds", "[parallel]") {
+  CHECK(kDefaultOverlapSlowdown == Approx(0.90));
+  ParallelWorkload w;
+  w.gradient_bytes = 4 * kBucketBytes;
+  const ParallelConfig c{ParallelStrategy::ddp, 4, 0, kDefaultOverlapSlowdown, kBucketBytes};
+  const double bucket = collective_s(Collective::all_reduce, kBucketBytes, 4, kLink);
+  CHECK(optimizer_step_comm(c, w, ComputeSplit{1.0, 10.0, 0}, kLink).slowdown_s == Approx(0.9 * 3 * bucket));
+}
+
 TEST_CASE("expert parallelism pays two all-to-alls per MoE layer and pass", "[parallel]") {
   ParallelWorkload w;
   w.moe_layers = 30;
