@@ -208,7 +208,8 @@ void add_validate_command(CLI::App& app) {
       "by `stepcast measure --run-synthetic ...` or tools/device/hf_run.py). Prints, per run, the measured and predicted\n"
       "wall clock (the recorded micro-batches through the planner's cost rule: steady step with the host floor,\n"
       "first-seen shapes, process start, optimizer steps), the per-micro-batch error, the planner's own schedule of\n"
-      "the recorded corpus, and the saving between policies run on the same corpus.");
+      "the recorded corpus, and the saving between policies run on the same corpus. Packed runs (run.documents,\n"
+      "run.pack_attention) are priced per document and attention mode, as `plan` prices them.");
   add_fit_input_options(cmd, o->input, false);
   cmd->add_option("--run", o->run, "Recorded runs (JSON Lines) to predict and compare; needs --coefficients");
   cmd->add_option("--coefficients", o->coefficients, "Coefficient file the runs are predicted with (--run)");
