@@ -225,8 +225,11 @@ std::unique_ptr<harness::ShardedAdamW> shard_model(harness::Model& model, harnes
                                                            run.max_grad_norm);
   harness::ShardedAdamW* step = optimizer.get();
   run.optimizer_step = [step](const std::vector<torch::Tensor>& params) { step->step(params); };
+  const torch::Device device = model.options().device;
+  harness::synchronize(device);
   std::cerr << "measure: fsdp rank " << group.rank() << " of " << group.world_size() << " keeps "
-            << model.parameter_count() << " parameter elements (layers sharded, embedding and final norm whole)\n";
+            << model.parameter_count() << " parameter elements (layers sharded, embedding and final norm whole), "
+            << harness::allocated_bytes(device) / (1 << 20) << " MiB allocated\n";
   return optimizer;
 }
 
