@@ -101,6 +101,20 @@ std::string carry_to_launches(Coefficients& c, double from, double to) {
 
 }  // namespace
 
+// A model transfer cannot carry the source model's activation bytes per token (token_kib is what one model
+// saves per token: Gemma-4's 4277 KiB priced Mixtral's peak 30 % high, docs/families.md). Where the file prices
+// activations that way, the target's activations come from its own architecture (model/memory.hpp) at scale 1,
+// the memory model's zero-shot form; a file that already fits activation_scale keeps it (it is per stack, not per
+// model). Returns the note for the transfer line, empty when nothing changed.
+std::string carry_activations_to_architecture(Coefficients& c) {
+  Term& per_token = c.memory[kMemToken];
+  Term& scale = c.memory[kMemActivation];
+  if (!per_token.selected || scale.selected) return "";
+  per_token = {0.0, 0.0, false, "not carried: the source model's bytes per token (model transfer)"};
+  scale = {1.0, 0.0, true, "architecture activations of the target model at scale 1 (model transfer)"};
+  return "; activations from the target's architecture (the source's KiB per token does not travel)";
+}
+
 std::string provenance_name(Provenance p) {
   switch (p) {
     case Provenance::calibrated: return "calibrated";
@@ -134,6 +148,7 @@ Transfer transfer_coefficients(const Coefficients& c, const TransferAsk& ask, bo
     t.coefficients.model = ask.model;
     const bool launches_known = ask.source_launches > 0 && ask.target_launches > 0;
     if (launches_known) t.changes.back() += carry_to_launches(t.coefficients, ask.source_launches, ask.target_launches);
+    t.changes.back() += carry_activations_to_architecture(t.coefficients);
     t.transfer_half_width += launches_known ? kModelTransferError : kModelTransferErrorNoLaunches;
   }
   if (t.gpu.name != from.name) {

@@ -131,3 +131,23 @@ TEST_CASE("without launch counts a model transfer carries the host side as it is
   CHECK(t.coefficients.step[model::kFixed].value == 0.18);
   CHECK_THAT(t.summary(), !Contains("re-priced"));
 }
+
+TEST_CASE("a model transfer prices activations from the target's architecture, not the source's KiB per token",
+          "[transfer]") {
+  const auto c = h200_like();  // token_kib 4277 selected, no activation_scale
+  const auto t = model::transfer_coefficients(c, {"mixtral-8x7b", "", ""}, true);
+  CHECK_FALSE(t.coefficients.memory[model::kMemToken].selected);
+  CHECK(t.coefficients.memory[model::kMemActivation].selected);
+  CHECK(t.coefficients.memory[model::kMemActivation].value == 1.0);
+  CHECK_THAT(t.summary(), Contains("activations from the target's architecture"));
+  // A file that fits activation_scale keeps its own (a stack's factor, not a model's).
+  auto fitted = h200_like();
+  fitted.memory[model::kMemToken] = {};
+  fitted.memory[model::kMemActivation] = {0.9, 0.01, true, ""};
+  const auto kept = model::transfer_coefficients(fitted, {"mixtral-8x7b", "", ""}, true);
+  CHECK(kept.coefficients.memory[model::kMemActivation].value == 0.9);
+  CHECK_THAT(kept.summary(), !Contains("activations from"));
+  // Another GPU of the same model keeps the model's own bytes per token.
+  const auto gpu = model::transfer_coefficients(c, {"", "NVIDIA H100 80GB HBM3", ""}, true);
+  CHECK(gpu.coefficients.memory[model::kMemToken].selected);
+}
