@@ -3,6 +3,7 @@
 
 #include "catch.hpp"
 #include "cli_runner.hpp"
+#include "temp_file.hpp"
 
 using namespace stepcast::testing;
 using Catch::Matchers::Contains;
@@ -94,4 +95,65 @@ TEST_CASE("plan on a scenario GPU other than the coefficients' needs --transfer"
   CHECK(wc[1].get<double>() > j["baseline"]["wall_clock_s"].get<double>());
   const auto text = run_cli("plan " + scenario + " --gpu \"NVIDIA H100 80GB HBM3\" --transfer --top 1");
   CHECK_THAT(text.out, StartsWith("transferred: GPU 'NVIDIA H200' -> 'NVIDIA H100 80GB HBM3'"));
+}
+
+namespace {
+// The shipped H200 coefficients with a fitted domain appended (the shapes of their own gqa-expand records).
+std::string with_domain(const std::string& domain) { return slurp(kH200) + "domain: " + domain + "\n"; }
+const std::string kDomain =
+    "{rows_min: 1, rows_max: 8, width_min: 1024, width_max: 16384, tokens_min: 1024, tokens_max: 16384}";
+}  // namespace
+
+TEST_CASE("a shape beyond the coefficients' domain is extrapolated-shape with a wider interval", "[transfer]") {
+  TempFile file(with_domain(kDomain), ".yaml");
+  const auto in = nlohmann::json::parse(run_cli("predict --coefficients " + file.path() + " --rows 8192,8192 --format json").out);
+  CHECK(in["provenance"] == nlohmann::json::array({"calibrated"}));
+  CHECK(in["domain"]["tokens_max"] == 16384);
+  CHECK_FALSE(in.contains("extrapolation"));
+  const auto out = nlohmann::json::parse(run_cli("predict --coefficients " + file.path() + " --rows 16384,16384 --format json").out);
+  CHECK(out["provenance"] == nlohmann::json::array({"extrapolated-shape"}));
+  CHECK_THAT(out["extrapolation"].get<std::string>(), Contains("tokens 32768 above the fitted 1024-16384"));
+  auto relative_half = [](const nlohmann::json& j) {
+    return j["step_interval_s"][1].get<double>() / j["predicted_step_s"].get<double>() - 1;
+  };
+  CHECK(relative_half(out) > relative_half(in) + 0.07);  // 7.65 % measured held-out error, docs/method.md
+  const auto text = run_cli("predict --coefficients " + file.path() + " --rows 16384,16384");
+  REQUIRE(text.exit_code == 0);
+  CHECK_THAT(text.out, Contains("\ndomain: rows 1-8, width 1024-16384, tokens 1024-16384"));
+  CHECK_THAT(text.out, Contains("extrapolated-shape: tokens 32768 above"));
+  // Records mode: each record carries its own provenance.
+  const auto records = nlohmann::json::parse(
+      run_cli("predict --coefficients " + file.path() + " --measurements " + kScenarios +
+              "/measurements/h200-gemma-4-26b-a4b-gqa-expand.jsonl --format json").out)["records"];
+  REQUIRE(records.size() == 21);
+  for (const auto& r : records) CHECK(r["provenance"] == nlohmann::json::array({"calibrated"}));  // all fitted
+}
+
+TEST_CASE("an old coefficient file has an unknown domain and makes no shape claim", "[transfer]") {
+  const auto text = run_cli("predict --coefficients " + kH200 + " --rows 16384,16384");
+  REQUIRE(text.exit_code == 0);
+  CHECK_THAT(text.out, Contains("\ndomain: unknown\n"));
+  CHECK_THAT(text.out, !Contains("extrapolated-shape"));
+  const auto j = nlohmann::json::parse(run_cli("predict --coefficients " + kH200 + " --rows 16384,16384 --format json").out);
+  CHECK(j["domain"].is_null());
+  CHECK(j["provenance"] == nlohmann::json::array({"calibrated"}));
+}
+
+TEST_CASE("a domain whose minimum exceeds its maximum is exit 2 at its line", "[transfer]") {
+  TempFile file(with_domain("{rows_min: 1, rows_max: 8, width_min: 1024, width_max: 16384, tokens_min: 9000, "
+                            "tokens_max: 16}"),
+                ".yaml");
+  const auto r = run_cli("predict --coefficients " + file.path() + " --rows 4096");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Contains("domain.tokens_max = 16. Violated constraint: >= tokens_min (9000)"));
+  CHECK_THAT(r.err, Contains(file.path() + ":"));
+}
+
+TEST_CASE("calibrate records the domain of the records its step fit used", "[transfer]") {
+  TempFile out("", ".yaml");
+  const auto r = run_cli("calibrate --measurements " + kScenarios +
+                         "/measurements/h200-gemma-4-26b-a4b-gqa-expand.jsonl --out " + out.path() + " --force");
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(slurp(out.path()), Contains("domain: {rows_min: 1, rows_max: 8, width_min: 1024, width_max: 16384, "
+                                         "tokens_min: 1024, tokens_max: 16384}"));
 }
