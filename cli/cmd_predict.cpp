@@ -63,12 +63,6 @@ nlohmann::json work_json(const model::StepModel& m, const model::MicroBatch& b) 
   return j;
 }
 
-nlohmann::json provenance_json(const model::Transfer& t) {
-  nlohmann::json p = nlohmann::json::array();
-  for (auto v : t.provenance) p.push_back(model::provenance_name(v));
-  return p;
-}
-
 // The coefficients' fitted domain (null when the file does not record it) and the lines that say it.
 nlohmann::json domain_json(const model::Transfer& t) { return io::coefficients_json(t.coefficients)["domain"]; }
 

@@ -157,3 +157,51 @@ TEST_CASE("calibrate records the domain of the records its step fit used", "[tra
   CHECK_THAT(slurp(out.path()), Contains("domain: {rows_min: 1, rows_max: 8, width_min: 1024, width_max: 16384, "
                                          "tokens_min: 1024, tokens_max: 16384}"));
 }
+
+namespace {
+const std::string kRuns = kScenarios + "/measurements/h200-packing2/packing2-runs.jsonl";  // H200, gqa-expand
+const std::string kRunCoefficients = kScenarios + "/coefficients/h200-gemma4-harness-run.yaml";
+
+// The harness-run coefficients with the text `from` replaced by `to` (one top-level line).
+std::string replaced(const std::string& from, const std::string& to) {
+  std::string text = slurp(kRunCoefficients);
+  const auto at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), to);
+}
+}  // namespace
+
+TEST_CASE("validate --run on another GPU or tier than the coefficients needs --transfer", "[transfer]") {
+  const auto same = run_cli("validate --run " + kRuns + " --coefficients " + kRunCoefficients);
+  REQUIRE(same.exit_code == 0);
+  CHECK_THAT(same.out, StartsWith("calibrated: gemma-4-26b-a4b on NVIDIA H200"));
+
+  TempFile l40s(replaced("\ngpu: NVIDIA H200\n", "\ngpu: NVIDIA L40S\n"), ".yaml");
+  auto r = run_cli("validate --run " + kRuns + " --coefficients " + l40s.path());
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Contains("packing2-runs.jsonl:1: run '"));
+  CHECK_THAT(r.err, Contains("GPU 'NVIDIA H200' (the coefficients are 'NVIDIA L40S')"));
+  CHECK_THAT(r.err, Contains("--transfer"));
+  r = run_cli("validate --run " + kRuns + " --coefficients " + l40s.path() + " --transfer");
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, StartsWith("transferred: GPU 'NVIDIA L40S' -> 'NVIDIA H200'"));
+  const auto j = nlohmann::json::parse(
+      run_cli("validate --run " + kRuns + " --coefficients " + l40s.path() + " --transfer --format json").out);
+  CHECK(j["provenance"] == nlohmann::json::array({"transferred-gpu"}));
+  CHECK_THAT(j["transfer"].get<std::string>(), StartsWith("transferred: GPU"));
+  // Efficiencies read as the L40S's (362 TFLOP/s peak) carried to the H200 (989): each run priced faster than
+  // with the same numbers read as the H200's own.
+  const auto own = nlohmann::json::parse(
+      run_cli("validate --run " + kRuns + " --coefficients " + kRunCoefficients + " --format json").out);
+  REQUIRE(j["runs"].size() == own["runs"].size());
+  for (size_t i = 0; i < own["runs"].size(); ++i)
+    CHECK(j["runs"][i]["predicted_s"].get<double>() < own["runs"][i]["predicted_s"].get<double>());
+
+  TempFile math(replaced("\ntier: sdpa-auto/grouped/gqa-expand\n", "\ntier: sdpa-math/grouped\n"), ".yaml");
+  r = run_cli("validate --run " + kRuns + " --coefficients " + math.path());
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Contains("tier 'sdpa-auto/grouped/gqa-expand' (the coefficients are 'sdpa-math/grouped')"));
+  r = run_cli("validate --run " + kRuns + " --coefficients " + math.path() + " --transfer --format json");
+  REQUIRE(r.exit_code == 0);
+  CHECK(nlohmann::json::parse(r.out)["provenance"] == nlohmann::json::array({"transferred-tier"}));
+}
