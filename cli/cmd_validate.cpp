@@ -247,6 +247,9 @@ void add_validate_command(CLI::App& app) {
   add_format_option(cmd, o->format, true);
   cmd->callback([o]() {
     if (!o->run.empty()) return validate_runs(*o);
+    if (o->transfer)  // a held-out fit uses no coefficients: nothing to carry
+      throw InputError("validate: --transfer without --run. Violated constraint: --transfer prices --run records with "
+                       "--coefficients of another model, GPU or tier; --gpu/--tier filter --measurements records");
     if (o->input.measurements.empty())
       throw InputError("validate needs --measurements F.jsonl (held-out accuracy) or --run F.jsonl (recorded runs)");
     const FitInput in = load_fit_input(o->input, STEPCAST_VERSION);

@@ -204,4 +204,8 @@ TEST_CASE("validate --run on another GPU or tier than the coefficients needs --t
   r = run_cli("validate --run " + kRuns + " --coefficients " + math.path() + " --transfer --format json");
   REQUIRE(r.exit_code == 0);
   CHECK(nlohmann::json::parse(r.out)["provenance"] == nlohmann::json::array({"transferred-tier"}));
+  // Held-out validation fits its own coefficients: --transfer there is a mistake, said so.
+  r = run_cli("validate --measurements " + kSeed + " --transfer");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Contains("--transfer without --run"));
 }
