@@ -1,5 +1,6 @@
 #include "calibrate/fit.hpp"
 
+#include <algorithm>
 #include <ctime>
 
 #include "calibrate/fit_parts.hpp"
@@ -21,6 +22,25 @@ std::string now_utc() {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
+}
+
+// The shapes of the records the step fit used (its residual rows name them by file and line).
+model::ShapeDomain step_domain(const std::vector<Record>& records, const std::vector<StepResidualRow>& fitted) {
+  model::ShapeDomain d;
+  for (const Record& r : records) {
+    const bool used = std::any_of(fitted.begin(), fitted.end(),
+                                  [&](const StepResidualRow& s) { return s.line == r.line && s.file == r.file; });
+    if (!used) continue;
+    const int64_t rows = static_cast<int64_t>(r.rows.size()), tokens = r.padded_tokens();
+    if (!d.known) d = {true, rows, rows, r.width, r.width, tokens, tokens};
+    d.rows_min = std::min(d.rows_min, rows);
+    d.rows_max = std::max(d.rows_max, rows);
+    d.width_min = std::min(d.width_min, r.width);
+    d.width_max = std::max(d.width_max, r.width);
+    d.tokens_min = std::min(d.tokens_min, tokens);
+    d.tokens_max = std::max(d.tokens_max, tokens);
+  }
+  return d;
 }
 
 }  // namespace
@@ -85,6 +105,7 @@ FitReport fit(const model::ModelShape& shape, const std::vector<Record>& records
     report.notes.push_back("tier '" + c.tier + "' is not a known label: Hugging Face sdpa mask semantics assumed, every "
                            "term free (the mask-path term included); the data decide");
   fit_step(maker, records, options, report);
+  c.domain = step_domain(records, report.step_residuals);
   fit_peak(maker, records, options, report);
   fit_run_costs(shape, records, options.records_file, c, report.notes);
   return report;

@@ -63,10 +63,21 @@ nlohmann::json work_json(const model::StepModel& m, const model::MicroBatch& b) 
   return j;
 }
 
-nlohmann::json predict_record(const model::StepModel& m, const model::Transfer& t, const calibrate::Record& r) {
+// The coefficients' fitted domain (null when the file does not record it) and the lines that say it.
+nlohmann::json domain_json(const model::Transfer& t) { return io::coefficients_json(t.coefficients)["domain"]; }
+
+std::string extrapolation_text(const model::Transfer& shaped) {
+  if (shaped.extrapolation.empty()) return "";
+  return "  extrapolated-shape: " + shaped.extrapolation + " (interval widened, docs/method.md \"Intervals\")";
+}
+
+nlohmann::json predict_record(const model::StepModel& m, const model::Transfer& whole, const calibrate::Record& r) {
   nlohmann::json j = calibrate::to_json(r);
   j["line"] = r.line;
   const auto b = calibrate::to_batch(r);
+  const model::Transfer t = model::at_shape(whole, static_cast<int64_t>(b.rows.size()), b.width);
+  j["provenance"] = provenance_json(t);
+  if (!t.extrapolation.empty()) j["extrapolation"] = t.extrapolation;
   const double step = require_figure(m.step_s(b), r.where(), "predicted step_s");
   const double peak = require_figure(m.peak_gib(b), r.where(), "predicted peak_gib");
   const auto sides = m.sides(b);
@@ -90,13 +101,7 @@ nlohmann::json memory_json(const model::MemoryTable& t) {
   return {{"items", items}, {"total_bytes", t.total_bytes()}, {"total_gib", t.total_gib()}};
 }
 
-nlohmann::json provenance_json(const model::Transfer& t) {
-  nlohmann::json p = nlohmann::json::array();
-  for (auto v : t.provenance) p.push_back(model::provenance_name(v));
-  return p;
-}
-
-void run_batch(const model::StepModel& m, const PredictOptions& o, const model::Transfer& t) {
+void run_batch(const model::StepModel& m, const PredictOptions& o, const model::Transfer& whole) {
   model::MicroBatch b;
   b.rows = o.rows;
   b.width = o.width > 0 ? o.width : *std::max_element(o.rows.begin(), o.rows.end());
@@ -111,6 +116,7 @@ void run_batch(const model::StepModel& m, const PredictOptions& o, const model::
                      std::to_string(limits::kMaxWidth) + ", rows x width <= " +
                      std::to_string(limits::kMaxTokensPerBatch) + " tokens");
   const std::string where = "--rows " + std::to_string(b.rows.size()) + " x " + std::to_string(b.width);
+  const model::Transfer t = model::at_shape(whole, static_cast<int64_t>(b.rows.size()), b.width);
   const double step = require_figure(m.step_s(b), where, "predicted step_s");
   const auto sides = m.sides(b);
   const auto table = m.memory_table(b);
@@ -126,6 +132,7 @@ void run_batch(const model::StepModel& m, const PredictOptions& o, const model::
   if (o.format == Format::json) {
     nlohmann::json j{{"provenance", provenance_json(t)},
                                 {"transfer", t.summary()},
+                                {"domain", domain_json(t)},
                                 {"rows", b.rows},
                                 {"width", b.width},
                                 {"predicted_step_s", step},
@@ -138,14 +145,16 @@ void run_batch(const model::StepModel& m, const PredictOptions& o, const model::
                                 {"memory", memory_json(table)}};
     // Absent, not null, when the transfer has no measured error (every JSON figure is a number).
     if (auto i = interval_json(m, t, b, step); !i.is_null()) j["step_interval_s"] = i;
+    if (!t.extrapolation.empty()) j["extrapolation"] = t.extrapolation;
     report::print_json(std::cout, "predict", j);
     return;
   }
-  std::cout << t.summary() << "\n";
+  std::cout << t.summary() << "\n" << model::domain_text(t.coefficients.domain) << "\n";
   std::cout << "rows " << b.rows.size() << " x width " << b.width << " (" << b.real_tokens() << " real tokens, "
             << fixed(100.0 * (1.0 - static_cast<double>(b.real_tokens()) / static_cast<double>(b.padded_tokens())), 1)
             << " % padding)\n";
   std::cout << "  predicted step " << fixed(step, 3) << " s" << interval_text(interval_json(m, t, b, step)) << ", peak " << fixed(table.total_gib(), 2) << " GiB\n";
+  if (!t.extrapolation.empty()) std::cout << extrapolation_text(t) << "\n";
   if (sides.host_s > 0)
     std::cout << "  bound by the " << (sides.host_bound() ? "host" : "device") << ": device " << fixed(sides.device_s, 3)
               << " s, host " << fixed(sides.host_s, 3) << " s (" << fixed(m.coefficients().launches_per_step, 0)
@@ -210,7 +219,7 @@ void run_records(const model::ModelShape& shape, const PredictOptions& o, const 
   }
   if (o.format == Format::json) {
     report::print_json(std::cout, "predict",
-                       {{"provenance", provenance_json(t)}, {"transfer", t.summary()},
+                       {{"provenance", provenance_json(t)}, {"transfer", t.summary()}, {"domain", domain_json(t)},
                         {"coefficients", o.coefficients}, {"measurements", o.measurements}, {"records", out}});
     return;
   }
@@ -219,7 +228,7 @@ void run_records(const model::ModelShape& shape, const PredictOptions& o, const 
     report::write_csv(std::cout, records_table(out));
     return;
   }
-  std::cout << t.summary() << "\n";
+  std::cout << t.summary() << "\n" << model::domain_text(t.coefficients.domain) << "\n";
   double sum_abs = 0, max_abs = 0;
   int64_t n = 0;
   for (const auto& j : out) {
@@ -234,6 +243,8 @@ void run_records(const model::ModelShape& shape, const PredictOptions& o, const 
       std::cout << " (measured " << fixed(j["peak_gib"].get<double>(), 2) << ", "
                 << fixed(j["peak_error_rel"].get<double>() * 100, 2) << " %)";
     if (j.value("oom", false)) std::cout << " [OOM record]";
+    if (j.contains("extrapolation"))
+      std::cout << " [extrapolated-shape: " << j["extrapolation"].get<std::string>() << "]";
     std::cout << "\n";
     if (j.contains("step_error_rel")) {
       const double e = std::abs(j["step_error_rel"].get<double>());

@@ -14,6 +14,7 @@
 #include "cli/app.hpp"
 #include "cli/figures.hpp"
 #include "cli/fit_options.hpp"
+#include "cli/transfer_options.hpp"
 #include "io/fit_input.hpp"
 #include "report/csv.hpp"
 #include "report/format.hpp"
@@ -48,28 +49,37 @@ struct ValidateOptions {
   // --run
   std::string run;
   std::string coefficients;
+  bool transfer = false;           // price runs of another model, GPU or tier than the coefficients'
   double max_total_error = 0;      // 0 = no bar
   double max_saving_error_pp = 0;
 };
 
-// A run of another model or GPU cannot be predicted with these coefficients (exit 2, every such line named); a
-// different tier label is allowed (people label their own stacks) but said on stderr.
-void check_runs_match(const std::vector<calibrate::RecordedRun>& runs, const model::Coefficients& c,
-                      const std::string& coefficients_file, std::ostream& warnings) {
-  std::vector<std::string> problems;
+// What the runs are priced with: the coefficients carried to the runs' model, GPU and tier (one of each per
+// --run file). Another model, GPU or tier than the coefficients' is exit 2 naming the mismatch at the run's
+// record unless --transfer, as for predict (docs/method.md, "Transfer").
+struct RunPricing {
+  model::ModelShape shape;
+  model::Transfer transfer;
+};
+
+RunPricing pricing_for_runs(const std::vector<calibrate::RecordedRun>& runs, const model::Coefficients& c,
+                            const ValidateOptions& o) {
+  const calibrate::Record& first = runs.front().steps.front().record;
+  auto label = [](const calibrate::Record& r) { return "model '" + r.model + "', GPU '" + r.gpu + "', tier '" + r.tier + "'"; };
   for (const auto& run : runs) {
     const auto& r = run.steps.front().record;
-    if (r.model != c.model)
-      problems.push_back(r.where() + ": run '" + run.id + "' is of model '" + r.model + "' but " + coefficients_file +
-                         " is of '" + c.model + "'. Violated constraint: the same model");
-    if (r.gpu != c.gpu)
-      problems.push_back(r.where() + ": run '" + run.id + "' ran on '" + r.gpu + "' but " + coefficients_file +
-                         " was calibrated on '" + c.gpu + "'. Violated constraint: the same GPU");
-    if (r.tier != c.tier)
-      warnings << "note: " << r.where() << ": run '" << run.id << "' is labelled tier '" << r.tier << "', the coefficients '"
-               << c.tier << "': predicting it with them anyway\n";
+    if (label(r) != label(first))
+      throw InputError(r.where() + ": run '" + run.id + "' is of " + label(r) + " but " + first.where() + " is of " +
+                       label(first) + ". Violated constraint: one model, GPU and tier per --run file");
   }
-  if (!problems.empty()) throw InputError(problems);
+  const std::string model_arg = o.input.model.empty() ? first.model : o.input.model;
+  RunPricing p{load_model(model_arg), {}};
+  try {
+    p.transfer = transfer_for(c, o.coefficients, p.shape, model_arg, {first.gpu, first.tier, o.transfer});
+  } catch (const InputError& e) {
+    throw InputError(first.where() + ": run '" + runs.front().id + "' is of " + label(first) + "; " + e.what());
+  }
+  return p;
 }
 
 // The --max-* bars given, one check each: a run's total error (fraction) and a saving's error (percentage points
@@ -108,17 +118,21 @@ void validate_runs(const ValidateOptions& o) {
     throw InputError(records.front().where() + ": no recorded run among these records (records with \"probe\": \"run\" and a run object, "
                      "calibrate/run_records.hpp). Violated constraint: at least one run");
   const model::Coefficients c = load_coefficients(o.coefficients);
-  check_runs_match(runs, c, o.coefficients, std::cerr);
-  const model::StepModel m(load_model(o.input.model.empty() ? c.model : o.input.model), c);
+  const RunPricing p = pricing_for_runs(runs, c, o);
+  const model::StepModel m(p.shape, p.transfer.coefficients, p.transfer.gpu);
   const RunValidation v = check_runs(runs, m);
   const auto checks = run_checks(v, o);
   if (o.format == Format::json) {
     nlohmann::json j = run_validation_json(v);
+    j["transfer"] = p.transfer.summary();
+    j["provenance"] = provenance_json(p.transfer);
     j["checks"] = report::checks_json(checks);
     report::print_json(std::cout, "validate", j);
   } else if (o.format == Format::csv) {
+    if (p.transfer.transferred()) std::cerr << p.transfer.summary() << "\n";  // stdout stays one CSV table
     report::write_csv(std::cout, runs_table(v));
   } else {
+    std::cout << p.transfer.summary() << "\n";
     print_run_validation(v, o.run, std::cout);
   }
   // The same checks, in words, for the exit-1 line on stderr.
@@ -209,10 +223,14 @@ void add_validate_command(CLI::App& app) {
       "wall clock (the recorded micro-batches through the planner's cost rule: steady step with the host floor,\n"
       "first-seen shapes, process start, optimizer steps), the per-micro-batch error, the planner's own schedule of\n"
       "the recorded corpus, and the saving between policies run on the same corpus. Packed runs (run.documents,\n"
-      "run.pack_attention) are priced per document and attention mode, as `plan` prices them.");
+      "run.pack_attention) are priced per document and attention mode, as `plan` prices them. The runs' model, GPU\n"
+      "and tier must be the coefficients' unless --transfer (the first line, JSON `transfer`, says what was carried).");
   add_fit_input_options(cmd, o->input, false);
   cmd->add_option("--run", o->run, "Recorded runs (JSON Lines) to predict and compare; needs --coefficients");
   cmd->add_option("--coefficients", o->coefficients, "Coefficient file the runs are predicted with (--run)");
+  cmd->add_flag("--transfer", o->transfer,
+                "--run: price runs of another model, GPU or tier than the coefficients' by carrying them there "
+                "(docs/method.md, \"Transfer\"); --gpu / --tier stay filters of --measurements records");
   cmd->add_option("--max-total-error", o->max_total_error,
                   "Fail (exit 1) if a run's predicted total is off by more than this fraction (--run)")
       ->check(finite_positive());
@@ -229,6 +247,9 @@ void add_validate_command(CLI::App& app) {
   add_format_option(cmd, o->format, true);
   cmd->callback([o]() {
     if (!o->run.empty()) return validate_runs(*o);
+    if (o->transfer)  // a held-out fit uses no coefficients: nothing to carry
+      throw InputError("validate: --transfer without --run. Violated constraint: --transfer prices --run records with "
+                       "--coefficients of another model, GPU or tier; --gpu/--tier filter --measurements records");
     if (o->input.measurements.empty())
       throw InputError("validate needs --measurements F.jsonl (held-out accuracy) or --run F.jsonl (recorded runs)");
     const FitInput in = load_fit_input(o->input, STEPCAST_VERSION);

@@ -77,6 +77,12 @@ model::Transfer transfer_for(const model::Coefficients& c, const std::string& co
   }
 }
 
+nlohmann::json provenance_json(const model::Transfer& t) {
+  nlohmann::json p = nlohmann::json::array();
+  for (auto v : t.provenance) p.push_back(model::provenance_name(v));
+  return p;
+}
+
 void require_records_on_gpu(const std::vector<calibrate::Record>& records, const model::Transfer& t,
                             const std::string& coefficients_path, const std::string& command) {
   for (const auto& r : records) {

@@ -1,6 +1,7 @@
 #pragma once
 // --gpu, --tier and --transfer, shared by predict, validate, drift and plan (docs/method.md, "Transfer").
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <string>
 #include <vector>
@@ -24,6 +25,9 @@ void add_transfer_options(CLI::App* cmd, TransferOptions& o);
 // InputError naming each mismatch, located at the coefficient file's key (and the config file), without --transfer.
 model::Transfer transfer_for(const model::Coefficients& c, const std::string& coefficients_path,
                              const model::ModelShape& shape, const std::string& model_arg, const TransferOptions& o);
+
+// JSON `provenance`: the names of t.provenance, most trusted first ("calibrated", "transferred-gpu", ...).
+nlohmann::json provenance_json(const model::Transfer& t);
 
 // Every record must be of the GPU the predictions are for: a record of another GPU is not a drift or an error of
 // the model but another device. Throws InputError (exit 2) with the record's file:line naming both GPUs.

@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -89,6 +90,31 @@ void emit_terms(YAML::Emitter& out, const std::string& key, const std::array<std
   out << YAML::EndMap;
 }
 
+// The optional `domain:` block, one [min, max] pair per dimension; a file without it has an unknown domain.
+constexpr std::array<std::pair<const char*, int64_t model::ShapeDomain::*>, 6> kDomainKeys{{
+    {"rows_min", &model::ShapeDomain::rows_min},
+    {"rows_max", &model::ShapeDomain::rows_max},
+    {"width_min", &model::ShapeDomain::width_min},
+    {"width_max", &model::ShapeDomain::width_max},
+    {"tokens_min", &model::ShapeDomain::tokens_min},
+    {"tokens_max", &model::ShapeDomain::tokens_max},
+}};
+
+void read_domain(MapReader& parent, model::ShapeDomain& d) {
+  if (!parent.has("domain")) return;
+  MapReader section = parent.child("domain");
+  for (const auto& [key, field] : kDomainKeys) section.read(key, d.*field, true, 1);
+  for (size_t i = 0; i < kDomainKeys.size(); i += 2) {  // each _min is followed by its _max
+    const auto& [lo_key, lo] = kDomainKeys[i];
+    const auto& [hi_key, hi] = kDomainKeys[i + 1];
+    if (d.*lo > d.*hi)
+      section.problem(section.node(hi_key), section.path() + "." + hi_key + " = " + std::to_string(d.*hi) +
+                                                ". Violated constraint: >= " + lo_key + " (" + std::to_string(d.*lo) + ")");
+  }
+  section.finish();
+  d.known = true;
+}
+
 }  // namespace
 
 model::Coefficients load_coefficients(const std::string& path) {
@@ -107,6 +133,7 @@ model::Coefficients load_coefficients(const std::string& path) {
   r.read("lora_rank", c.lora_rank, false, 0, limits::kMaxLoraRank);
   r.read("prior", c.prior, false);
   r.read("fitted_records", c.fitted_records, false);
+  read_domain(r, c.domain);
   r.read("step_rms_rel", c.step_rms_rel, false, -1e-300);
   r.read("peak_rms_gib", c.peak_rms_gib, false, -1e-300);
   read_terms(r, "step", model::step_term_names(), c.step);
@@ -137,6 +164,9 @@ nlohmann::json coefficients_json(const model::Coefficients& c) {
   j["prior"] = c.prior;
   j["step_rms_rel"] = c.step_rms_rel;
   j["peak_rms_gib"] = c.peak_rms_gib;
+  j["domain"] = nullptr;  // unknown
+  if (c.domain.known)
+    for (const auto& [key, field] : kDomainKeys) j["domain"][key] = c.domain.*field;
   auto terms = [](const auto& names, const auto& values) {
     nlohmann::json out = nlohmann::json::object();
     for (size_t i = 0; i < names.size(); ++i)
@@ -170,6 +200,11 @@ std::string coefficients_yaml(const model::Coefficients& c) {
   out << YAML::Key << "lora_rank" << YAML::Value << c.lora_rank;
   if (!c.prior.empty()) out << YAML::Key << "prior" << YAML::Value << c.prior;
   if (!c.fitted_records.empty()) out << YAML::Key << "fitted_records" << YAML::Value << c.fitted_records;
+  if (c.domain.known) {
+    out << YAML::Key << "domain" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    for (const auto& [key, field] : kDomainKeys) out << YAML::Key << key << YAML::Value << c.domain.*field;
+    out << YAML::EndMap;
+  }
   out << YAML::Key << "step_rms_rel" << YAML::Value << c.step_rms_rel;
   out << YAML::Key << "peak_rms_gib" << YAML::Value << c.peak_rms_gib;
   emit_terms(out, "step", model::step_term_names(), c.step);

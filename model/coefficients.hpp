@@ -20,6 +20,15 @@ struct Term {
 enum RunTerm : int { kFirstSeen = 0, kRunStart, kOptimizerStep, kRunTerms };
 const std::array<std::string, kRunTerms>& run_term_names();  // "first_seen_s", "run_start_s", "optimizer_step_s"
 
+// The micro-batch shapes the step fit used (docs/method.md, "Transfer"): a prediction outside them is marked
+// extrapolated-shape. tokens = rows x width, the padded tokens of one micro-batch.
+struct ShapeDomain {
+  bool known = false;  // false: a file written before calibrate recorded it (no claim either way)
+  int64_t rows_min = 0, rows_max = 0;
+  int64_t width_min = 0, width_max = 0;
+  int64_t tokens_min = 0, tokens_max = 0;
+};
+
 struct Coefficients {
   // Provenance.
   std::string model;
@@ -33,6 +42,7 @@ struct Coefficients {
   int64_t lora_rank = 16;
   std::string prior;           // the coefficient file the fit was regularised toward; empty = none
   std::string fitted_records;  // fingerprints of the records fitted (io/fit_input.hpp); empty = not recorded
+  ShapeDomain domain;          // the step fit's shapes
   // The fit.
   std::array<Term, kStepTerms> step{};
   std::array<Term, kMemoryTerms> memory{};

@@ -49,7 +49,18 @@ struct Transfer {
   // measured in docs/method.md ("Intervals"); unknown when a transfer has no measured error.
   double transfer_half_width = 0;
   bool half_width_known = true;
+  // Why the predicted shape lies outside the coefficients' fitted domain; empty inside it or when unknown.
+  std::string extrapolation;
 };
+
+// "domain: rows 1-8, width 1024-16384, tokens 1024-16384 (the step fit's records)", or "domain: unknown"
+// for a coefficient file written before calibrate recorded it.
+std::string domain_text(const ShapeDomain& d);
+
+// `t` for one micro-batch of rows x width: outside the fitted domain (padded tokens or width above or below it)
+// it gains the provenance extrapolated-shape, its `extrapolation` reason, and the interval widens by the
+// held-out error measured for such shapes (docs/method.md, "Intervals"). Unchanged inside or for an unknown domain.
+Transfer at_shape(const Transfer& t, int64_t rows, int64_t width);
 
 // The 90 % step interval [step / (1 + h), step x (1 + h)] in seconds, h the relative half-width: the calibrated part from the fit's residual RMS and
 // the coefficients' standard errors (sum of x_i * sigma_i over the features), plus the transfer's measured error.

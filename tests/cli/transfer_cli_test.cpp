@@ -3,6 +3,7 @@
 
 #include "catch.hpp"
 #include "cli_runner.hpp"
+#include "temp_file.hpp"
 
 using namespace stepcast::testing;
 using Catch::Matchers::Contains;
@@ -94,4 +95,117 @@ TEST_CASE("plan on a scenario GPU other than the coefficients' needs --transfer"
   CHECK(wc[1].get<double>() > j["baseline"]["wall_clock_s"].get<double>());
   const auto text = run_cli("plan " + scenario + " --gpu \"NVIDIA H100 80GB HBM3\" --transfer --top 1");
   CHECK_THAT(text.out, StartsWith("transferred: GPU 'NVIDIA H200' -> 'NVIDIA H100 80GB HBM3'"));
+}
+
+namespace {
+// The shipped H200 coefficients with a fitted domain appended (the shapes of their own gqa-expand records).
+std::string with_domain(const std::string& domain) { return slurp(kH200) + "domain: " + domain + "\n"; }
+const std::string kDomain =
+    "{rows_min: 1, rows_max: 8, width_min: 1024, width_max: 16384, tokens_min: 1024, tokens_max: 16384}";
+}  // namespace
+
+TEST_CASE("a shape beyond the coefficients' domain is extrapolated-shape with a wider interval", "[transfer]") {
+  TempFile file(with_domain(kDomain), ".yaml");
+  const auto in = nlohmann::json::parse(run_cli("predict --coefficients " + file.path() + " --rows 8192,8192 --format json").out);
+  CHECK(in["provenance"] == nlohmann::json::array({"calibrated"}));
+  CHECK(in["domain"]["tokens_max"] == 16384);
+  CHECK_FALSE(in.contains("extrapolation"));
+  const auto out = nlohmann::json::parse(run_cli("predict --coefficients " + file.path() + " --rows 16384,16384 --format json").out);
+  CHECK(out["provenance"] == nlohmann::json::array({"extrapolated-shape"}));
+  CHECK_THAT(out["extrapolation"].get<std::string>(), Contains("tokens 32768 above the fitted 1024-16384"));
+  auto relative_half = [](const nlohmann::json& j) {
+    return j["step_interval_s"][1].get<double>() / j["predicted_step_s"].get<double>() - 1;
+  };
+  CHECK(relative_half(out) > relative_half(in) + 0.07);  // 7.65 % measured held-out error, docs/method.md
+  const auto text = run_cli("predict --coefficients " + file.path() + " --rows 16384,16384");
+  REQUIRE(text.exit_code == 0);
+  CHECK_THAT(text.out, Contains("\ndomain: rows 1-8, width 1024-16384, tokens 1024-16384"));
+  CHECK_THAT(text.out, Contains("extrapolated-shape: tokens 32768 above"));
+  // Records mode: each record carries its own provenance.
+  const auto records = nlohmann::json::parse(
+      run_cli("predict --coefficients " + file.path() + " --measurements " + kScenarios +
+              "/measurements/h200-gemma-4-26b-a4b-gqa-expand.jsonl --format json").out)["records"];
+  REQUIRE(records.size() == 21);
+  for (const auto& r : records) CHECK(r["provenance"] == nlohmann::json::array({"calibrated"}));  // all fitted
+}
+
+TEST_CASE("an old coefficient file has an unknown domain and makes no shape claim", "[transfer]") {
+  const auto text = run_cli("predict --coefficients " + kH200 + " --rows 16384,16384");
+  REQUIRE(text.exit_code == 0);
+  CHECK_THAT(text.out, Contains("\ndomain: unknown\n"));
+  CHECK_THAT(text.out, !Contains("extrapolated-shape"));
+  const auto j = nlohmann::json::parse(run_cli("predict --coefficients " + kH200 + " --rows 16384,16384 --format json").out);
+  CHECK(j["domain"].is_null());
+  CHECK(j["provenance"] == nlohmann::json::array({"calibrated"}));
+}
+
+TEST_CASE("a domain whose minimum exceeds its maximum is exit 2 at its line", "[transfer]") {
+  TempFile file(with_domain("{rows_min: 1, rows_max: 8, width_min: 1024, width_max: 16384, tokens_min: 9000, "
+                            "tokens_max: 16}"),
+                ".yaml");
+  const auto r = run_cli("predict --coefficients " + file.path() + " --rows 4096");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Contains("domain.tokens_max = 16. Violated constraint: >= tokens_min (9000)"));
+  CHECK_THAT(r.err, Contains(file.path() + ":"));
+}
+
+TEST_CASE("calibrate records the domain of the records its step fit used", "[transfer]") {
+  TempFile out("", ".yaml");
+  const auto r = run_cli("calibrate --measurements " + kScenarios +
+                         "/measurements/h200-gemma-4-26b-a4b-gqa-expand.jsonl --out " + out.path() + " --force");
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(slurp(out.path()), Contains("domain: {rows_min: 1, rows_max: 8, width_min: 1024, width_max: 16384, "
+                                         "tokens_min: 1024, tokens_max: 16384}"));
+}
+
+namespace {
+const std::string kRuns = kScenarios + "/measurements/h200-packing2/packing2-runs.jsonl";  // H200, gqa-expand
+const std::string kRunCoefficients = kScenarios + "/coefficients/h200-gemma4-harness-run.yaml";
+
+// The harness-run coefficients with the text `from` replaced by `to` (one top-level line).
+std::string replaced(const std::string& from, const std::string& to) {
+  std::string text = slurp(kRunCoefficients);
+  const auto at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), to);
+}
+}  // namespace
+
+TEST_CASE("validate --run on another GPU or tier than the coefficients needs --transfer", "[transfer]") {
+  const auto same = run_cli("validate --run " + kRuns + " --coefficients " + kRunCoefficients);
+  REQUIRE(same.exit_code == 0);
+  CHECK_THAT(same.out, StartsWith("calibrated: gemma-4-26b-a4b on NVIDIA H200"));
+
+  TempFile l40s(replaced("\ngpu: NVIDIA H200\n", "\ngpu: NVIDIA L40S\n"), ".yaml");
+  auto r = run_cli("validate --run " + kRuns + " --coefficients " + l40s.path());
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Contains("packing2-runs.jsonl:1: run '"));
+  CHECK_THAT(r.err, Contains("GPU 'NVIDIA H200' (the coefficients are 'NVIDIA L40S')"));
+  CHECK_THAT(r.err, Contains("--transfer"));
+  r = run_cli("validate --run " + kRuns + " --coefficients " + l40s.path() + " --transfer");
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, StartsWith("transferred: GPU 'NVIDIA L40S' -> 'NVIDIA H200'"));
+  const auto j = nlohmann::json::parse(
+      run_cli("validate --run " + kRuns + " --coefficients " + l40s.path() + " --transfer --format json").out);
+  CHECK(j["provenance"] == nlohmann::json::array({"transferred-gpu"}));
+  CHECK_THAT(j["transfer"].get<std::string>(), StartsWith("transferred: GPU"));
+  // Efficiencies read as the L40S's (362 TFLOP/s peak) carried to the H200 (989): each run priced faster than
+  // with the same numbers read as the H200's own.
+  const auto own = nlohmann::json::parse(
+      run_cli("validate --run " + kRuns + " --coefficients " + kRunCoefficients + " --format json").out);
+  REQUIRE(j["runs"].size() == own["runs"].size());
+  for (size_t i = 0; i < own["runs"].size(); ++i)
+    CHECK(j["runs"][i]["predicted_s"].get<double>() < own["runs"][i]["predicted_s"].get<double>());
+
+  TempFile math(replaced("\ntier: sdpa-auto/grouped/gqa-expand\n", "\ntier: sdpa-math/grouped\n"), ".yaml");
+  r = run_cli("validate --run " + kRuns + " --coefficients " + math.path());
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Contains("tier 'sdpa-auto/grouped/gqa-expand' (the coefficients are 'sdpa-math/grouped')"));
+  r = run_cli("validate --run " + kRuns + " --coefficients " + math.path() + " --transfer --format json");
+  REQUIRE(r.exit_code == 0);
+  CHECK(nlohmann::json::parse(r.out)["provenance"] == nlohmann::json::array({"transferred-tier"}));
+  // Held-out validation fits its own coefficients: --transfer there is a mistake, said so.
+  r = run_cli("validate --measurements " + kSeed + " --transfer");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Contains("--transfer without --run"));
 }

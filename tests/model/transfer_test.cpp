@@ -151,3 +151,46 @@ TEST_CASE("a model transfer prices activations from the target's architecture, n
   const auto gpu = model::transfer_coefficients(c, {"", "NVIDIA H100 80GB HBM3", ""}, true);
   CHECK(gpu.coefficients.memory[model::kMemToken].selected);
 }
+
+TEST_CASE("a shape outside the fitted domain is extrapolated-shape with a wider interval", "[transfer]") {
+  auto c = h200_like();
+  c.step_rms_rel = 0.01;
+  c.domain = {true, 1, 8, 1024, 16384, 1024, 16384};
+  const auto t = model::transfer_coefficients(c, {}, false);
+  model::StepFeatures f;
+  f.x[model::kFixed] = 1;
+  f.x[model::kGemm] = 100;
+  const double step = 0.18 + 0.0065 * 100;
+  double lo = 0, hi = 0, wide_lo = 0, wide_hi = 0;
+
+  const auto inside = model::at_shape(t, 2, 8192);
+  CHECK(inside.provenance == std::vector{model::Provenance::calibrated});
+  CHECK(inside.extrapolation.empty());
+  REQUIRE(model::step_interval(inside, f, step, lo, hi));
+
+  const auto above = model::at_shape(t, 2, 16384);  // 32768 tokens
+  CHECK(above.provenance == std::vector{model::Provenance::extrapolated_shape});
+  CHECK_THAT(above.extrapolation, Contains("tokens 32768 above the fitted 1024-16384"));
+  REQUIRE(model::step_interval(above, f, step, wide_lo, wide_hi));
+  // The held-out error of shapes up to 4x the fitted tokens (docs/method.md, "Intervals").
+  CHECK(wide_hi / step - hi / step == Approx(0.0765));
+  CHECK(wide_lo < lo);
+
+  const auto below = model::at_shape(t, 1, 512);
+  CHECK_THAT(below.extrapolation, Contains("tokens 512 below"));
+  CHECK_THAT(below.extrapolation, Contains("width 512 below the fitted 1024-16384"));
+  // A transfer keeps its own provenance and adds the shape's.
+  const auto gpu = model::at_shape(model::transfer_coefficients(c, {"", "NVIDIA L40S", ""}, true), 4, 16384);
+  CHECK(gpu.provenance ==
+        std::vector{model::Provenance::transferred_gpu, model::Provenance::extrapolated_shape});
+}
+
+TEST_CASE("an unknown domain makes no claim either way", "[transfer]") {
+  const auto t = model::transfer_coefficients(h200_like(), {}, false);
+  const auto far = model::at_shape(t, 64, 65536);
+  CHECK(far.provenance == std::vector{model::Provenance::calibrated});
+  CHECK(far.transfer_half_width == t.transfer_half_width);
+  CHECK(model::domain_text(t.coefficients.domain) == "domain: unknown");
+  model::ShapeDomain d{true, 1, 8, 1024, 16384, 1024, 16384};
+  CHECK(model::domain_text(d) == "domain: rows 1-8, width 1024-16384, tokens 1024-16384 (the step fit's records)");
+}
