@@ -36,6 +36,7 @@ struct CalibrateOptions {
   FitInputOptions input;
   std::string out;
   bool force = false;
+  bool prior_transfer = false;
   Format format = Format::text;
 };
 
@@ -104,6 +105,20 @@ void print_text(const calibrate::FitReport& r, const std::string& file, const st
   if (!out_path.empty()) out << "wrote " << out_path << "\n";
 }
 
+// --prior-transfer: replace the loaded prior by its transfer to the records' model, GPU and tier; returns the
+// transfer's summary ("transferred: model 'a' -> 'b' ...").
+std::string carry_prior(const CalibrateOptions& o, FitInput& in) {
+  const std::string& path = o.input.prior;
+  if (path == "auto" || path == "none" || !in.options.prior)
+    throw InputError("--prior-transfer with --prior '" + path +
+                     "'. Violated constraint: --prior-transfer needs --prior PATH, the coefficient file to carry");
+  const std::string model_arg = o.input.model.empty() ? in.records.front().model : o.input.model;
+  const model::Transfer t = transferred_prior(*in.options.prior, path, in.shape, model_arg, in.records);
+  in.options.prior = t.coefficients;
+  in.options.prior_name = path + " (transferred)";
+  return t.summary();
+}
+
 }  // namespace
 
 void add_calibrate_command(CLI::App& app) {
@@ -117,6 +132,9 @@ void add_calibrate_command(CLI::App& app) {
       "Every record must share one model, GPU and tier (filter with --tier / --gpu). Terms the data do not\n"
       "support are dropped and the reason is printed. An existing --out is never overwritten without --force.");
   add_fit_input_options(cmd, o->input);
+  cmd->add_flag("--prior-transfer", o->prior_transfer,
+                "Carry the --prior file to the records' model, GPU and tier first, as predict --transfer does "
+                "(few shot: a transferred prior and a handful of probes)");
   cmd->add_option("--out", o->out, "Write the coefficients here (YAML, atomically)");
   cmd->add_flag("--force", o->force, "Overwrite an existing --out");
   add_format_option(cmd, o->format);
@@ -127,9 +145,12 @@ void add_calibrate_command(CLI::App& app) {
         if (std::filesystem::is_regular_file(file)) inputs.push_back(file);
       io::check_output(o->out, {"--out", o->force, inputs});
     }
-    const FitInput in = load_fit_input(o->input, STEPCAST_VERSION);
+    FitInput in = load_fit_input(o->input, STEPCAST_VERSION);
+    std::string transferred;
+    if (o->prior_transfer) transferred = carry_prior(*o, in);
     calibrate::FitReport report = calibrate::fit(in.shape, in.records, in.options);
     report.coefficients.fitted_records = io::record_fingerprints(in.records);  // provenance for --prior auto
+    if (!transferred.empty()) report.notes.insert(report.notes.begin(), "prior " + transferred);
     if (!o->out.empty()) save_coefficients(o->out, report.coefficients);
     const auto advice = calibrate::design_advice(in.records);
     if (o->format == Format::json)

@@ -1,5 +1,7 @@
 #include "cli/fit_options.hpp"
 
+#include "cli/transfer_options.hpp"
+
 namespace stepcast::cli {
 
 void add_fit_input_options(CLI::App* cmd, io::FitInputOptions& o, bool measurements_required) {
@@ -25,6 +27,14 @@ void add_fit_input_options(CLI::App* cmd, io::FitInputOptions& o, bool measureme
   cmd->add_option("--prior-sigma", o.prior_sigma, "Relative standard deviation of each prior coefficient")
       ->check(CLI::PositiveNumber)
       ->default_str("0.5");
+}
+
+model::Transfer transferred_prior(const model::Coefficients& prior, const std::string& prior_path,
+                                  const model::ModelShape& shape, const std::string& model_arg,
+                                  const std::vector<calibrate::Record>& records) {
+  const calibrate::Record& first = records.front();  // check_uniform: every record shares model, GPU and tier
+  const TransferOptions to_records{first.gpu, first.tier, true};
+  return transfer_for(prior, prior_path, shape, model_arg, to_records);
 }
 
 }  // namespace stepcast::cli
