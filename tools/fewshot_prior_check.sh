@@ -3,7 +3,7 @@
 # transferred prior"): for each H200 harness file, fit the four probe shapes (1 x 2048, 2 x 4096, 4 x 2048,
 # 2 x 4096 padded 0.25; Llama-3-8B has no padded record: 1 x 8192 instead, chosen before any held-out error was
 # seen) and predict the file's other records of the same tier. A post-hoc evaluation on data already measured.
-# Usage: tools/fewshot_check.sh [BIN] [PRIOR_SIGMA]   (BIN defaults to build/cli/stepcast, sigma to 0.5)
+# Usage: tools/fewshot_prior_check.sh [BIN] [PRIOR_SIGMA]   (BIN defaults to build/cli/stepcast, sigma to 0.5)
 set -euo pipefail
 BIN=${1:-build/cli/stepcast}
 SIGMA=${2:-0.5}
