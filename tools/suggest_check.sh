@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# How many suggested probes the seed's four-probe design needs (docs/method.md, "Probe advice"): for N = 0..MAX,
-# `stepcast measure --suggest N` picks N shapes among the H200 gqa-expand records given the seed's four probes
+# How many suggested probes the sm_120 study's four-probe design needs (docs/method.md, "Probe advice"): for N = 0..MAX,
+# `stepcast measure --suggest N` picks N shapes among the H200 gqa-expand records given the sm_120 study's four probes
 # (lines 4, 7, 11, 13) and the wall clock of scenarios/h200-gemma-4-26b-a4b.yaml priced by the harness's
 # coefficients of the same tier; the four plus the N are fitted with --prior none and the held-out records
 # predicted. Prints N, the picks and the held-out step MAPE / max. Usage: tools/suggest_check.sh [MAX] [STEPCAST]
