@@ -12,16 +12,7 @@ COEF=scenarios/coefficients/h200-gemma4-categories.yaml
 model=qwen1.5-moe-a2.7b
 points=(1x1024 1x2048 1x4096 1x8192 2x2048 4x2048 2x4096 4x1024 2x4096:0.25 4x2048:0.37 1x8192:0.25 2x2048:0.125)
 for point in "${points[@]}"; do
-  rows=$(python3 -c "
-# harness/probes.cpp padded_rows: row 0 full, the rest share the real tokens
-shape, _, pad = '$point'.partition(':'); r, w = (int(x) for x in shape.split('x')); pad = float(pad or 0)
-total = round((1.0 - pad) * r * w)
-if r == 1:
-    rows = [max(2, total)]
-else:
-    rest = max(2 * (r - 1), total - w)
-    rows = [w] + [min(w, rest // (r - 1) + (1 if i <= rest % (r - 1) else 0)) for i in range(1, r)]
-print(','.join(str(n) for n in rows))")
+  rows=$(python3 tools/device/harness_rows.py "$point")
   width=${point%%:*}; width=${width#*x}
   cmd="$BIN predict --coefficients $COEF --model $model --transfer --lora-targets q_proj,k_proj,v_proj,o_proj --rows $rows --width $width --format json"
   $cmd | python3 -c "

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Predictions of every point of tools/device/families.sh (its kernels points are the 2x4096 ones), written before the measurement: the shipped Gemma-4
 # H200 coefficients (zero shot, no transfer) on Qwen3-30B-A3B and Mixtral-8x7B, rows padded as the harness
-# pads them (harness/probes.cpp padded_rows, mirrored in tools/device/hf_fidelity.py). Runs here:
+# pads them (tools/device/harness_rows.py). Runs here:
 #   tools/device/families_predict.sh > scenarios/predictions/families.jsonl
+# It reproduces that file at the commit that added it (a4d68f5): a later stepcast refuses another model without
+# --transfer (docs/method.md "Transfer"), and predicting with it is what tools/device/families2_predict.sh does.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BIN=${BIN:-build/cli/stepcast}
@@ -10,16 +12,7 @@ COEF=scenarios/coefficients/h200-sdpa-auto-grouped-gqa-expand.yaml
 points=(1x1024 1x2048 1x4096 1x8192 2x2048 4x2048 2x4096 4x1024 2x4096:0.25 4x2048:0.37 1x8192:0.25 2x2048:0.125)
 for model in qwen3-30b-a3b mixtral-8x7b; do
   for point in "${points[@]}"; do
-    rows=$(python3 -c "
-# harness/probes.cpp padded_rows (as tools/device/hf_fidelity.py): row 0 full, the rest share the real tokens
-shape, _, pad = '$point'.partition(':'); r, w = (int(x) for x in shape.split('x')); pad = float(pad or 0)
-total = round((1.0 - pad) * r * w)
-if r == 1:
-    rows = [max(2, total)]
-else:
-    rest = max(2 * (r - 1), total - w)
-    rows = [w] + [min(w, rest // (r - 1) + (1 if i <= rest % (r - 1) else 0)) for i in range(1, r)]
-print(','.join(str(n) for n in rows))")
+    rows=$(python3 tools/device/harness_rows.py "$point")
     width=${point%%:*}; width=${width#*x}
     "$BIN" predict --coefficients "$COEF" --model "$model" --rows "$rows" --width "$width" --format json |
       python3 -c "

@@ -14,6 +14,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness_rows import point_rows  # noqa: E402  (the harness's padded rows, harness/probes.cpp)
+
 BIN = sys.argv[1] if len(sys.argv) > 1 else "build/cli/stepcast"
 CATEGORIES = "scenarios/coefficients/h200-gemma4-categories.yaml"
 POINTS = ["1x16384", "2x8192", "8x1024", "8x2048", "4x4096:0.25"]
@@ -25,16 +28,6 @@ MODELS = {
     "qwen2.5-7b": ("scenarios/measurements/h200-transfer3/transfer3-qwen2.5-7b.jsonl", None,
                    [(1, 2048, 0.0), (2, 4096, 0.0), (4, 2048, 0.0), (4, 4096, 0.0)]),
 }
-
-
-def padded_rows(point):
-    shape, _, pad = point.partition(":")
-    r, w = (int(x) for x in shape.split("x"))
-    total = round((1.0 - float(pad or 0)) * r * w)
-    if r == 1:
-        return [max(2, total)], w
-    rest = max(2 * (r - 1), total - w)
-    return [w] + [min(w, rest // (r - 1) + (1 if i <= rest % (r - 1) else 0)) for i in range(1, r)], w
 
 
 def run(args):
@@ -65,7 +58,7 @@ def main():
         fits = {"fewshot4": os.path.join(tmp, model + "-4.yaml"), "all": os.path.join(tmp, model + "-all.yaml")}
         used = {"fewshot4": calibrate(records, probes, fits["fewshot4"]), "all": calibrate(records, None, fits["all"])}
         for point in POINTS:
-            rows, width = padded_rows(point)
+            rows, width = point_rows(point)
             base = ["predict", "--rows", ",".join(map(str, rows)), "--width", str(width), "--format", "json"]
             if targets:
                 base += ["--lora-targets", targets]

@@ -19,22 +19,12 @@ import torch
 import transformers
 from transformers import Gemma4ForCausalLM, Gemma4TextConfig
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness_rows import padded_rows  # noqa: E402  (the harness's rule, harness/probes.cpp)
+
 REPS = int(os.environ.get("HF_REPS", "2"))
 WARMUP = int(os.environ.get("HF_WARMUP", "1"))
 TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
-
-
-def padded_rows(rows, width, pad):
-    """The harness's rule (harness/probes.cpp padded_rows): row 0 full, the rest share the real tokens."""
-    total = round((1.0 - pad) * rows * width)
-    if rows == 1:
-        return [max(2, total)]
-    rest = max(2 * (rows - 1), total - width)
-    out = [width]
-    for r in range(1, rows):
-        share = rest // (rows - 1) + (1 if r <= rest % (rows - 1) else 0)
-        out.append(min(width, share))
-    return out
 
 
 def build(config_path):
