@@ -178,7 +178,7 @@ std::unique_ptr<model::StepPredictor> make_predictor(const Scenario& s, const Tr
                      s.coefficients + ", " + std::to_string(c.points) + " points)";
   if (t.transferred()) info.transfer = t.summary();
   // A wall clock sums many steps whose errors share one cause: the step's relative bound, not reduced.
-  if (t.half_width_known) info.wall_clock_half_width = 1.645 * c.step_rms_rel + t.transfer_half_width;
+  info.wall_clock_half_width = 1.645 * c.step_rms_rel + t.transfer_half_width;
   return std::make_unique<model::StepModel>(shape, t.coefficients, t.gpu);
 }
 

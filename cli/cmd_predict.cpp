@@ -41,7 +41,7 @@ struct PredictOptions {
   TransferOptions transfer;
 };
 
-// [lo, hi] of the 90 % step interval, or null when a transfer has no measured error (model/transfer.hpp).
+// [lo, hi] of the 90 % step interval, or null when there is none (model/transfer.hpp step_interval).
 nlohmann::json interval_json(const model::StepModel& m, const model::Transfer& t, const model::MicroBatch& b,
                              double step) {
   double lo = 0, hi = 0;

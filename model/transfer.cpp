@@ -195,7 +195,7 @@ Transfer transfer_coefficients(const Coefficients& c, const TransferAsk& ask, bo
 }
 
 bool step_interval(const Transfer& t, const StepFeatures& f, double step_s, double& lo, double& hi) {
-  if (!t.half_width_known || !(step_s > 0)) return false;
+  if (!(step_s > 0)) return false;
   // Coefficient uncertainty: the standard errors are the diagonal of Ceres' covariance (the files keep no
   // off-diagonal terms), summed linearly over the terms, which bounds any correlation between them.
   double coefficient_s = 0;

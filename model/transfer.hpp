@@ -46,9 +46,8 @@ struct Transfer {
   std::string summary() const;
   bool transferred() const { return !changes.empty(); }
   // Relative half-width of the 90 % step interval that the transfers add, from the held-out transfer errors
-  // measured in docs/method.md ("Intervals"); unknown when a transfer has no measured error.
+  // measured in docs/method.md ("Intervals"); every transfer kind has one.
   double transfer_half_width = 0;
-  bool half_width_known = true;
   // Why the predicted shape lies outside the coefficients' fitted domain; empty inside it or when unknown.
   std::string extrapolation;
 };
@@ -64,7 +63,7 @@ Transfer at_shape(const Transfer& t, int64_t rows, int64_t width);
 
 // The 90 % step interval [step / (1 + h), step x (1 + h)] in seconds, h the relative half-width: the calibrated part from the fit's residual RMS and
 // the coefficients' standard errors (sum of x_i * sigma_i over the features), plus the transfer's measured error.
-// Returns false (no interval) when a transfer has no measured error.
+// Returns false (no interval) when the step is not positive.
 bool step_interval(const Transfer& t, const StepFeatures& f, double step_s, double& lo, double& hi);
 
 // Efficiency of every step term that has one (compute terms against the BF16 peak, the expert stream against
