@@ -1,6 +1,6 @@
 // What model/parallel.hpp predicts for tools/device/nccl_bus.py's messages: seconds and bus GB/s of each
 // collective at N = 2, 4, 8 on a GPU of scenarios/gpus.yaml (default the H200), as JSON Lines, so the
-// prediction is committed before the measurement (scenarios/predictions/multi_gpu.md). Not a test.
+// prediction is committed before the measurement (measurements/predictions/multi_gpu.md). Not a test.
 // Usage: parallel_predict ["NVIDIA H200"]
 #include <cstdio>
 #include <string>

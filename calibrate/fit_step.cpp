@@ -21,7 +21,7 @@ namespace {
 using model::TermForm;
 
 // Measurement noise the priors are weighed against: repeated steps on the H200 vary by ~1 % (repeated
-// 2 x 16384 points of scenarios/measurements/seed-sm120.jsonl: 35.017 / 35.244 / 35.329 s).
+// 2 x 16384 points of measurements/records/seed-sm120.jsonl: 35.017 / 35.244 / 35.329 s).
 constexpr double kStepNoiseRel = 0.01;
 
 // The overlap exponent p of step = (D^p + H^p)^(1/p) (model/features.hpp): the start, and the grid searched

@@ -126,7 +126,7 @@ void add_calibrate_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("calibrate", "Fit a tier's step-time and memory coefficients to measurements");
   cmd->footer(
       "Examples:\n"
-      "  stepcast calibrate --measurements scenarios/measurements/seed-sm120.jsonl --out seed.yaml\n"
+      "  stepcast calibrate --measurements measurements/records/seed-sm120.jsonl --out seed.yaml\n"
       "  stepcast calibrate --model gemma-4-26b-a4b --measurements h200.jsonl --tier sdpa-auto/grouped \\\n"
       "      --loss huber --out h200.yaml --force --format json\n"
       "Every record must share one model, GPU and tier (filter with --tier / --gpu). Terms the data do not\n"

@@ -169,7 +169,7 @@ void add_kernels_command(CLI::App& app) {
       "Examples:\n"
       "  stepcast kernels trace.json.gz\n"
       "  stepcast kernels unpadded.pt.trace.json --vs padded.pt.trace.json --top 10\n"
-      "  stepcast kernels scenarios/measurements/h200-gemma-4-26b-a4b.kernels/"
+      "  stepcast kernels measurements/records/h200-gemma-4-26b-a4b.kernels/"
       "kernels_sdpa-efficient_grouped_2x4096_4096_4096.jsonl --format json\n"
       "TRACE is what torch.profiler's export_chrome_trace / tensorboard_trace_handler writes (.json or\n"
       ".json.gz, CUDA or ROCm), or a CUPTI table the harness wrote (docs/kernels.md). Execution traces,\n"

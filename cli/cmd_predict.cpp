@@ -265,7 +265,7 @@ void add_predict_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("predict", "Predict step time and peak memory from a coefficient file");
   cmd->footer(
       "Examples:\n"
-      "  stepcast predict --coefficients seed.yaml --measurements scenarios/measurements/seed-sm120.jsonl\n"
+      "  stepcast predict --coefficients seed.yaml --measurements measurements/records/seed-sm120.jsonl\n"
       "  stepcast predict --coefficients seed.yaml --rows 2048,1024 --width 2048 --format json\n"
       "  stepcast predict --coefficients seed.yaml --measurements m.jsonl --format csv > predictions.csv\n"
       "  stepcast predict --coefficients h200.yaml --gpu \"NVIDIA L40S\" --transfer --rows 4096\n"

@@ -211,10 +211,10 @@ void add_validate_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("validate", "Held-out accuracy (k-fold and leave-one-out) of the calibration");
   cmd->footer(
       "Examples:\n"
-      "  stepcast validate --measurements scenarios/measurements/seed-sm120.jsonl\n"
+      "  stepcast validate --measurements measurements/records/seed-sm120.jsonl\n"
       "  stepcast validate --model gemma-4-26b-a4b --measurements h200.jsonl --folds 3 \\\n"
       "      --max-step-mape 0.03 --max-peak-mape 0.05 --format json\n"
-      "  stepcast validate --run scenarios/measurements/h200-hf-peft-runs-m3.jsonl \\\n"
+      "  stepcast validate --run measurements/records/h200-hf-peft-runs-m3.jsonl \\\n"
       "      --coefficients scenarios/coefficients/h200-hf-peft-sdpa-grouped_mm.yaml --max-total-error 0.05\n"
       "Exit 1 when a --max-* bar is given and not met; JSON's `checks` holds each bar with its value and pass/fail.\n"
       "CSV: the held-out records of both schemes, or (--run) one row per run.\n"

@@ -24,7 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (whole_commands()) {
     run_stepcast({"predict", "--coefficients", coefficients, "--rows", "1024,512", "--format", "json"}, coefficients);
     run_stepcast({"drift", "--coefficients", coefficients, "--measurements",
-                  shipped("measurements/h200-hf-peft.jsonl"), "--format", "json"},
+                  measured("records/h200-hf-peft.jsonl"), "--format", "json"},
                  coefficients);
   }
   return 0;

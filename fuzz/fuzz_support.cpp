@@ -21,6 +21,9 @@
 #ifndef STEPCAST_SCENARIOS
 #define STEPCAST_SCENARIOS "scenarios"
 #endif
+#ifndef STEPCAST_MEASUREMENTS
+#define STEPCAST_MEASUREMENTS "measurements"
+#endif
 
 namespace stepcast::fuzz {
 namespace {
@@ -39,10 +42,12 @@ const fs::path& scratch_dir() {
     const char* tmp = std::getenv("TMPDIR");
     fs::path d = fs::path(tmp != nullptr ? tmp : "/tmp") / ("stepcast-fuzz-" + std::to_string(::getpid()));
     fs::create_directories(d);
-    for (const char* shared : {"corpora", "coefficients", "models", "measurements"}) {
+    for (const char* shared : {"corpora", "coefficients", "models"}) {
       std::error_code ec;
       fs::create_directory_symlink(fs::path(STEPCAST_SCENARIOS) / shared, d / shared, ec);
     }
+    std::error_code ec;
+    fs::create_directory_symlink(fs::path(STEPCAST_MEASUREMENTS) / "records", d / "measurements", ec);
     return d;
   }();
   return dir;
@@ -115,6 +120,8 @@ std::string scratch_file(const uint8_t* data, size_t size, const std::string& na
 }
 
 std::string shipped(const std::string& relative) { return (fs::path(STEPCAST_SCENARIOS) / relative).string(); }
+
+std::string measured(const std::string& relative) { return (fs::path(STEPCAST_MEASUREMENTS) / relative).string(); }
 
 const model::Coefficients& shipped_coefficients() {
   static const model::Coefficients c = io::load_coefficients(shipped("coefficients/h200-hf-peft-sdpa-grouped_mm.yaml"));

@@ -27,6 +27,8 @@ std::string scratch_file(const uint8_t* data, size_t size, const std::string& na
 
 // The shipped file at `relative` under scenarios/ (an absolute path).
 std::string shipped(const std::string& relative);
+// A measured file at `relative` under measurements/ (an absolute path).
+std::string measured(const std::string& relative);
 
 // The shipped H200 coefficients and the Gemma-4 26B-A4B shape they were fitted on, loaded once.
 const model::Coefficients& shipped_coefficients();

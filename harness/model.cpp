@@ -22,7 +22,7 @@
 #define STEPCAST_HAS_SDPA_CUDNN STEPCAST_TORCH_AT_LEAST(2, 3) // setSDPUseCuDNN
 #define STEPCAST_HAS_GROUPED_MM STEPCAST_TORCH_AT_LEAST(2, 9) // at::_grouped_mm with autograd
 // at::_flash_attention_forward / _backward with window_size_left/right and at::_efficient_attention_forward
-// / _backward with cumulative offsets (signatures in scenarios/measurements/h200-api-probe.txt, PyTorch 2.11).
+// / _backward with cumulative offsets (signatures in measurements/records/h200-api-probe.txt, PyTorch 2.11).
 #define STEPCAST_HAS_VARLEN (TORCH_VERSION_MAJOR >= 2 && STEPCAST_TORCH_AT_LEAST(2, 5))
 
 namespace stepcast::harness {

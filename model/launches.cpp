@@ -8,7 +8,7 @@
 
 namespace stepcast::model {
 
-// Launches = kernels + memcpy + memset per step in the CUPTI tables (scenarios/measurements/*.kernels, H200,
+// Launches = kernels + memcpy + memset per step in the CUPTI tables (measurements/records/*.kernels, H200,
 // transformers + peft through the harness, gradient checkpointing on). Fitted (docs/method.md, "Launches"):
 // moe_layer = the launches of kernel names that Llama-3-8B's tables never show (routing, sort, dispatch, grouped
 // GEMMs) in Gemma-4's 7 grouped tables, 3 212 on average, per its 30 MoE layers; lora and norm solve Llama-3-8B

@@ -36,7 +36,7 @@ struct TrainingSetup {
 };
 
 // The allocator-level constants of the architecture memory model. Defaults: least squares over the 52 H200
-// harness records of Gemma-4 26B-A4B without the math backend at 16384 (scenarios/measurements/
+// harness records of Gemma-4 26B-A4B without the math backend at 16384 (measurements/records/
 // h200-gemma-4-26b-a4b.jsonl and -gqa-expand.jsonl), peak_gib less weights, LoRA state and saved layer
 // inputs: RMS 0.016 GiB, largest error 0.035 GiB (0.06 % of the peak); docs/families.md, "Memory from the
 // architecture". One vocabulary cannot tell a per-token allocator share from the logit bytes: it is in them.

@@ -161,7 +161,7 @@ Backend choose_backend(const AttentionSpec& layer, bool explicit_mask, bool enab
   if (!explicit_mask && layer.head_dim <= 256 && sm >= 80) return Backend::flash;
   // The CUTLASS efficient kernel has no enable_gqa path: GQA with head_dim > 256 falls to math
   // (measured on the H200: sdpa-auto/grouped at 1 x 16384 runs 9.07 s with enable_gqa against 6.46 s
-  // with K/V expanded, scenarios/measurements/h200-gemma-4-26b-a4b*.jsonl).
+  // with K/V expanded, measurements/records/h200-gemma-4-26b-a4b*.jsonl).
   if (!gqa) return Backend::efficient;
   return Backend::math;
 }

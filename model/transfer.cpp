@@ -55,7 +55,7 @@ constexpr double kExpertsTransferError = 0.846;  // H200 grouped -> loop experts
 // fixed the per-launch rate, and both were seen before (docs/method.md, "Launches").
 constexpr double kModelTransferError = 0.274;
 constexpr double kModelTransferErrorNoLaunches = 0.746;
-// Shapes beyond the fitted ones: Gemma-4 gqa-expand on the H200 (scenarios/measurements/
+// Shapes beyond the fitted ones: Gemma-4 gqa-expand on the H200 (measurements/records/
 // h200-gemma-4-26b-a4b-gqa-expand.jsonl) fitted with --prior none on its 4 records of <= 4096 padded tokens
 // predicts the 17 others (up to 4x the tokens, 16384) at most 7.65 % off (a padded 2 x 8192, 12288 real tokens);
 // on its 15 records of <= 8192 tokens the 6 of 16384 at most 1.44 %; Llama-3-8B's 4 records of <= 4096 tokens
@@ -90,7 +90,7 @@ void carry_to_gpu(Coefficients& c, const GpuInfo& from, const GpuInfo& to) {
 // fixed_s (0.1764 s at 24 319 predicted launches, h200-gemma4-categories.yaml) against the fixed_s that fits
 // Llama-3-8B's 15 H200 records best with every rate held at Gemma-4's (0.010 s at 11 788 launches, least
 // squares of the relative step residuals): 13.3 us a launch, the host floor's own rate (13.7 us,
-// scenarios/measurements/h200-harness-host.jsonl, docs/host.md).
+// measurements/records/h200-harness-host.jsonl, docs/host.md).
 constexpr double kFixedSPerKlaunch = 0.0133;
 
 // A model transfer re-prices the host side by the two models' launches: the host term's launch count in

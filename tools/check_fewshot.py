@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Compares scenarios/predictions/fewshot_check.jsonl (committed before the measurement) with the records of
+"""Compares measurements/predictions/fewshot_check.jsonl (committed before the measurement) with the records of
 tools/device/fewshot_check.sh: per model and way (zero-shot, fewshot4, all), step and peak error per point, MAPE
 and max.   usage: tools/check_fewshot.py PREDICTIONS RECORDS...
 """

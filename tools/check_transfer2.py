@@ -2,7 +2,7 @@
 """Mistral-7B zero-shot check without a records file (docs/method.md, "Launches").
 
 The device run of tools/device/transfer2.sh returned the measured steps only as the table of
-scenarios/measurements/h200-transfer2/README.md (the records file was left out), so this compares
+measurements/records/h200-transfer2/README.md (the records file was left out), so this compares
 `stepcast predict --format json` at each shape of that table with its measured step and prints the error per
 point, the MAPE and the max. Post-hoc: the Mistral figures were seen while the launch model was built.
 Usage: tools/check_transfer2.py [--stepcast BIN] [--coefficients FILE]
@@ -13,7 +13,7 @@ import re
 import subprocess
 import sys
 
-README = "scenarios/measurements/h200-transfer2/README.md"
+README = "measurements/records/h200-transfer2/README.md"
 ROW = re.compile(r"^\| (\d+)x(\d+) \| ([0-9.]+) \| ([0-9.]+) \|$")
 
 

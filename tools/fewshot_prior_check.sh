@@ -41,7 +41,7 @@ FOUR="{(1, 2048, 0.0), (2, 4096, 0.0), (4, 2048, 0.0), (2, 4096, 0.25)}"
 LLAMA="{(1, 2048, 0.0), (2, 4096, 0.0), (4, 2048, 0.0), (1, 8192, 0.0)}"
 for model in qwen3-30b-a3b mixtral-8x7b qwen1.5-moe-a2.7b llama-3-8b; do
   want=$FOUR; [ "$model" = llama-3-8b ] && want=$LLAMA
-  split "scenarios/measurements/h200-$model.jsonl" "$want" "$WORK/$model"
+  split "measurements/records/h200-$model.jsonl" "$want" "$WORK/$model"
   "$BIN" calibrate --measurements "$WORK/$model-probes.jsonl" --prior none --out "$WORK/$model-plain.yaml" >/dev/null
   "$BIN" calibrate --measurements "$WORK/$model-probes.jsonl" --prior "$PRIOR" --prior-transfer \
     --prior-sigma "$SIGMA" --out "$WORK/$model-prior.yaml" >/dev/null

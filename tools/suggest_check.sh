@@ -8,7 +8,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 MAX=${1:-6}
 B=${2:-build/cli/stepcast}
-M=scenarios/measurements/h200-gemma-4-26b-a4b-gqa-expand.jsonl
+M=measurements/records/h200-gemma-4-26b-a4b-gqa-expand.jsonl
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 # The scenario with the harness tier's coefficients (the shipped one prices transformers + peft runs).

@@ -21,7 +21,7 @@ using stepcast::testing::run_cli;
 
 namespace {
 
-const std::string kDir = std::string(STEPCAST_SCENARIOS) + "/measurements/";
+const std::string kDir = std::string(STEPCAST_MEASUREMENTS) + "/records/";
 const std::string kShipped = std::string(STEPCAST_SCENARIOS) + "/coefficients/h200-hf-peft-sdpa-grouped_mm.yaml";
 
 // The files of the shipped file's commit message, in its order.

@@ -9,7 +9,7 @@
 set -u
 B=$(realpath "$1"); O=$(realpath -m "$2"); mkdir -p "$O"
 cd "$(dirname "$0")/../.." || exit 2
-M=scenarios/measurements
+M=measurements/records
 HF="$M/h200-hf-peft-host.jsonl $M/h200-hf-peft-host-m3.jsonl $M/h200-hf-peft-host-m4.jsonl $M/h200-hf-peft.jsonl
     $M/h200-hf-peft-runs.jsonl $M/h200-hf-peft-runs-m3.jsonl $M/h200-hf-peft-runs-m4.jsonl $M/h200-hf-peft-jit.jsonl"
 GQA=$M/h200-gemma-4-26b-a4b-gqa-expand.jsonl

@@ -234,7 +234,7 @@ TEST_CASE("run_json with the default max_length reads back", "[runs]") {
 }
 
 // Packed runs (the harness's run probe with --policy pack / padding-free): three micro-batches each of three
-// H200 runs, cut from scenarios/measurements/h200-packing/packing-runs.jsonl (tests/data/runs/README.md).
+// H200 runs, cut from measurements/records/h200-packing/packing-runs.jsonl (tests/data/runs/README.md).
 TEST_CASE("read_runs: a packed run keeps its documents and attention mode, run_batch prices them", "[runs]") {
   const std::string path = std::string(STEPCAST_TEST_DATA) + "/runs/packing-32-cut.jsonl";
   const auto runs = runs_of(path);

@@ -1,4 +1,4 @@
-// Golden: fitting the sm_120 study's three unpadded section-A points (scenarios/measurements/seed-sm120.jsonl)
+// Golden: fitting the sm_120 study's three unpadded section-A points (measurements/records/seed-sm120.jsonl)
 // reproduces the sm_120 study's own 2-parameter fit t(w) = A*w + B*w^2 at batch 2: A = 6.87e-4 s/token,
 // B = 8.85e-8 s/token^2, quadratic share 20.9 % at w = 2048 and 67.8 % at w = 16384, residuals
 // < 3 ms (+2.5 / -1.1 / +0.2 ms), and no fixed term selected.

@@ -21,7 +21,7 @@ namespace {
 const std::string kScenario = STEPCAST_SCENARIOS "/h200-gemma-4-26b-a4b.yaml";  // the README's: its baseline OOMs
 const std::string kSeed = STEPCAST_SCENARIOS "/seed-sm120.yaml";
 const std::string kCoefficients = STEPCAST_SCENARIOS "/coefficients/seed-sm120-hf-sdpa-efficient-sm80-loop.yaml";
-const std::string kMeasurements = STEPCAST_SCENARIOS "/measurements/seed-sm120.jsonl";
+const std::string kMeasurements = STEPCAST_MEASUREMENTS "/records/seed-sm120.jsonl";
 const std::string kTrace = STEPCAST_TEST_DATA "/traces/h200_unpadded.json.gz";
 
 bool built_with(const std::string& feature) {

@@ -15,7 +15,7 @@ using Catch::Matchers::Contains;
 namespace {
 
 const std::string kSeed = STEPCAST_SCENARIOS "/seed-sm120.yaml";
-const std::string kMeasurements = STEPCAST_SCENARIOS "/measurements/seed-sm120.jsonl";
+const std::string kMeasurements = STEPCAST_MEASUREMENTS "/records/seed-sm120.jsonl";
 const std::string kCorpus = "length\n4000\n1000\n300\n200\n";
 
 std::string plan(const std::string& corpus, const std::string& flags) {

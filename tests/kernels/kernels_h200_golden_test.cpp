@@ -1,5 +1,5 @@
 // Real data: the CUPTI tables the harness measured on one NVIDIA H200 (Gemma-4 26B-A4B, LoRA, PyTorch 2.11,
-// scenarios/measurements/*.kernels/). Two micro-batches of the default tier at width 4096: rows 4096+4096
+// measurements/records/*.kernels/). Two micro-batches of the default tier at width 4096: rows 4096+4096
 // (no padding) and rows 4096+2048 (25 % padding). Checked against an independent count of the table.
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -13,7 +13,7 @@ using nlohmann::json;
 using stepcast::testing::run_cli;
 
 namespace {
-const std::string kDir = STEPCAST_SCENARIOS "/measurements/h200-gemma-4-26b-a4b-gqa-expand.kernels/";
+const std::string kDir = STEPCAST_MEASUREMENTS "/records/h200-gemma-4-26b-a4b-gqa-expand.kernels/";
 const std::string kUnpadded = kDir + "kernels_sdpa-auto_grouped_gqa-expand_2x4096_4096_4096.jsonl";
 const std::string kPadded = kDir + "kernels_sdpa-auto_grouped_gqa-expand_2x4096_4096_2048.jsonl";
 
@@ -82,7 +82,7 @@ TEST_CASE("real H200 tables: padding's largest change is the attention backward"
 }
 
 TEST_CASE("real H200 tables: the math tier's fp32 GEMMs are named, and vanish on the efficient tier", "[kernels][golden][h200]") {
-  const std::string dir = STEPCAST_SCENARIOS "/measurements/h200-gemma-4-26b-a4b.kernels/";
+  const std::string dir = STEPCAST_MEASUREMENTS "/records/h200-gemma-4-26b-a4b.kernels/";
   const auto share_of = [](const std::string& path) {
     const auto r = run_cli("kernels " + path + " --format json");
     REQUIRE(r.exit_code == 0);

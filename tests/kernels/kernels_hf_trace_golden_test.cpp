@@ -14,7 +14,7 @@ using nlohmann::json;
 using stepcast::testing::run_cli;
 
 namespace {
-const std::string kDir = STEPCAST_SCENARIOS "/measurements/traces/";
+const std::string kDir = STEPCAST_MEASUREMENTS "/records/traces/";
 const std::string kUnpadded = kDir + "hf-peft-4096x4096-w4096.json.gz";
 const std::string kPadded = kDir + "hf-peft-4096x2048-w4096.json.gz";
 

@@ -51,7 +51,7 @@ TEST_CASE("architecture memory reproduces the H200 Gemma-4 harness peaks", "[mem
   int checked = 0;
   double worst = 0;
   for (const char* file : {"h200-gemma-4-26b-a4b.jsonl", "h200-gemma-4-26b-a4b-gqa-expand.jsonl"}) {
-    std::ifstream in(std::string(STEPCAST_SCENARIOS "/measurements/") + file);
+    std::ifstream in(std::string(STEPCAST_MEASUREMENTS "/records/") + file);
     REQUIRE(in.good());
     std::string line;
     while (std::getline(in, line)) {
@@ -106,7 +106,7 @@ namespace {
 // The records were measured before the model was wired into predict: a post-hoc check on data the fit never saw.
 std::vector<double> zero_shot_peak_errors(const std::string& model, const std::string& file) {
   const auto s = io::load_model(STEPCAST_SCENARIOS "/models/" + model + ".json");
-  std::ifstream in(std::string(STEPCAST_SCENARIOS "/measurements/") + file);
+  std::ifstream in(std::string(STEPCAST_MEASUREMENTS "/records/") + file);
   REQUIRE(in.good());
   std::vector<double> errors;
   std::string line;

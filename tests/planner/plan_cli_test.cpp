@@ -59,11 +59,11 @@ TEST_CASE("the sm_120 study scenario reproduces the sm_120 study's direction wit
 
 #ifdef STEPCAST_WITH_CALIBRATE
 // The same direction through the calibrated StepModel: coefficients fitted on the sm_120 study's sm_120
-// records (scenarios/measurements/seed-sm120.jsonl) by `stepcast calibrate`, then --coefficients.
+// records (measurements/records/seed-sm120.jsonl) by `stepcast calibrate`, then --coefficients.
 TEST_CASE("with coefficients calibrated on the sm_120 study's sm_120 records, bucket-to-pair saves >= 35.5 %",
           "[planner][cli][seed]") {
   TempFile coefficients("", ".yaml");
-  const auto cal = run_cli("calibrate --measurements " STEPCAST_SCENARIOS "/measurements/seed-sm120.jsonl --out " +
+  const auto cal = run_cli("calibrate --measurements " STEPCAST_MEASUREMENTS "/records/seed-sm120.jsonl --out " +
                            coefficients.path() + " --force");
   INFO(cal.err);
   REQUIRE(cal.exit_code == 0);

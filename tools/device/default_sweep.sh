@@ -5,7 +5,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/out}
-cp scenarios/measurements/h200-gemma-4-26b-a4b-gqa-expand.jsonl "$OUT/"
+cp measurements/records/h200-gemma-4-26b-a4b-gqa-expand.jsonl "$OUT/"
 BIN=$(LOG_DIR="$OUT" tools/device/build.sh | tail -1) || { echo "build failed"; exit 1; }
 points=scaling:1x1024,scaling:1x2048,scaling:1x4096,scaling:1x8192,scaling:1x16384,scaling:2x2048,scaling:4x2048
 points+=,scaling:8x2048,scaling:2x4096,scaling:4x4096,scaling:2x8192,padding:2x4096:0.125,padding:2x4096:0.25

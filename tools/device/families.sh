@@ -4,7 +4,7 @@
 # (LoRA r=16 on q, k, v, o):
 # unpadded and padded shapes up to 8192 tokens, two with CUPTI kernel tables; then transformers + peft at 3
 # shapes of the same models (tools/device/families_hf.py). Predictions of every point, made before the
-# measurement, are in scenarios/predictions/families.jsonl (docs/families.md says how).
+# measurement, are in measurements/predictions/families.jsonl (docs/families.md says how).
 # Estimated H200 time: build 60 s, Qwen3-30B-A3B 14 points x 3 steps x ~0.8 s + 30 s model build = 65 s,
 # Mixtral-8x7B (12.9 B active) 14 x 3 x ~2 s + 45 s = 130 s, transformers 2 x 40 s: about 5.5 minutes with the
 # compile, 4.5 on the device once built. (The shipped Gemma-4 coefficients predict Mixtral 1.5-2x slower than

@@ -3,7 +3,7 @@
 # of 5632 every token passes through, scaled by sigmoid(shared_expert_gate(x))) on one H200, in one
 # `stepcast measure` process (random bf16 weights on the GPU), 14 points (LoRA r=16 on q, k, v, o, as
 # tools/device/families.sh): unpadded and padded shapes up to 8192 tokens, two with CUPTI kernel tables.
-# Predictions of every point, made before the measurement, are in scenarios/predictions/families2.jsonl
+# Predictions of every point, made before the measurement, are in measurements/predictions/families2.jsonl
 # (tools/device/families2_predict.sh). Everything it writes goes into one tar, $OUT/families2.tar.gz.
 # Estimated H200 time: build 60 s, model build ~20 s (14.3 B parameters), 14 points x 3 steps x ~0.4 s
 # (2.7 B active; 8192 tokens of a 151936 vocabulary) = ~20 s plus CUPTI: about 2 minutes, under 3 with the

@@ -4,7 +4,7 @@
 # h200-gemma4-categories.yaml) transferred to Qwen1.5-MoE-A2.7B (--transfer: zero shot), rows padded as the
 # harness pads them (harness/probes.cpp padded_rows, as tools/device/families_predict.sh), LoRA r=16 on q, k, v,
 # o as measured. Runs here:
-#   tools/device/families2_predict.sh > scenarios/predictions/families2.jsonl
+#   tools/device/families2_predict.sh > measurements/predictions/families2.jsonl
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BIN=${BIN:-build/cli/stepcast}

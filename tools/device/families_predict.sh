@@ -2,7 +2,7 @@
 # Predictions of every point of tools/device/families.sh (its kernels points are the 2x4096 ones), written before the measurement: the shipped Gemma-4
 # H200 coefficients (zero shot, no transfer) on Qwen3-30B-A3B and Mixtral-8x7B, rows padded as the harness
 # pads them (tools/device/harness_rows.py). Runs here:
-#   tools/device/families_predict.sh > scenarios/predictions/families.jsonl
+#   tools/device/families_predict.sh > measurements/predictions/families.jsonl
 # It reproduces that file at the commit that added it (a4d68f5): a later stepcast refuses another model without
 # --transfer (docs/method.md "Transfer"), and predicting with it is what tools/device/families2_predict.sh does.
 set -euo pipefail

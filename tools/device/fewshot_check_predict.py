@@ -6,7 +6,7 @@
   all        `calibrate` on every earlier record of the model, then `predict`
 Rows are padded as the harness pads them (harness/probes.cpp padded_rows), LoRA as in the model's records.
 
-usage: tools/device/fewshot_check_predict.py [BIN] > scenarios/predictions/fewshot_check.jsonl   (here, no GPU)
+usage: tools/device/fewshot_check_predict.py [BIN] > measurements/predictions/fewshot_check.jsonl   (here, no GPU)
 """
 import json
 import os
@@ -22,10 +22,10 @@ CATEGORIES = "scenarios/coefficients/h200-gemma4-categories.yaml"
 POINTS = ["1x16384", "2x8192", "8x1024", "8x2048", "4x4096:0.25"]
 MODELS = {
     # model: (earlier records, LoRA targets of those records, the four probes: rows, width, padding)
-    "qwen1.5-moe-a2.7b": ("scenarios/measurements/h200-qwen1.5-moe-a2.7b.jsonl", "q_proj,k_proj,v_proj,o_proj",
+    "qwen1.5-moe-a2.7b": ("measurements/records/h200-qwen1.5-moe-a2.7b.jsonl", "q_proj,k_proj,v_proj,o_proj",
                           [(1, 2048, 0.0), (2, 4096, 0.0), (4, 2048, 0.0), (2, 4096, 0.25)]),
     # No padded record exists for Qwen2.5-7B: its fourth probe is the largest unpadded one.
-    "qwen2.5-7b": ("scenarios/measurements/h200-transfer3/transfer3-qwen2.5-7b.jsonl", None,
+    "qwen2.5-7b": ("measurements/records/h200-transfer3/transfer3-qwen2.5-7b.jsonl", None,
                    [(1, 2048, 0.0), (2, 4096, 0.0), (4, 2048, 0.0), (4, 4096, 0.0)]),
 }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Device call: FSDP and DDP as ranks of one process on one H200 (scenarios/predictions/fsdp_local.md). One GPU
+# Device call: FSDP and DDP as ranks of one process on one H200 (measurements/predictions/fsdp_local.md). One GPU
 # cannot host two NCCL ranks, so each strategy runs as `--nproc 1 --strategy ddp|fsdp` (a real rank over c10d
 # NCCL: FSDP's per-layer gathers become one-rank all-gathers, i.e. local copies, and DDP's all-reduce a one-rank
 # NCCL call) beside the one-process harness run (no --nproc), on Gemma-4 26B-A4B LoRA at three shapes: 1x2048,

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # For when 2, 4 or 8 H200s of one host are lent (docs/planner.md, "Several GPUs"; predictions committed
-# before the run: scenarios/predictions/multi_gpu.md). PARTS picks what runs (default "bus measure samplers"):
+# before the run: measurements/predictions/multi_gpu.md). PARTS picks what runs (default "bus measure samplers"):
 #   bus      NCCL bus bandwidth at the strategies' message sizes (tools/device/nccl_bus.py under torchrun):
 #            DDP's 25 MiB bucket, FSDP's 1.61 GiB layer gather and 25 MiB reduce-scatter, EP's 176 MiB
 #            all-to-all, all-reduce 1 MiB-1 GiB; N = 2, 4, 8 (those present). ~15 s per N -> ~45 s.

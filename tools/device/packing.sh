@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Device call: packing on the H200 (scenarios/predictions/packing.md). The 32-sample corpus
+# Device call: packing on the H200 (measurements/predictions/packing.md). The 32-sample corpus
 # scenarios/corpora/packing-32.csv under the four batchings of the predictions (bucket-to-pair, padding-free
 # block-mask, padding-free varlen, pack varlen), micro-batch 2, accumulation 4, max_length 8,192, each a
 # real LoRA run of Gemma-4 26B-A4B by the harness's run probe in its own process (first-seen shapes new to
@@ -64,7 +64,7 @@ tail -4 "$OUT/packing-progress.log"
 
 [[ -s $RUNS ]] || { echo "no run recorded"; exit 1; }
 # The check. Predictions: packing.md's table, one row per batching (the fact lives there only).
-python3 - "$RUNS" scenarios/predictions/packing.md "$KDIR" "$BIN" "$DRY" <<'PY' | tee "$OUT/packing-check.txt"
+python3 - "$RUNS" measurements/predictions/packing.md "$KDIR" "$BIN" "$DRY" <<'PY' | tee "$OUT/packing-check.txt"
 import json, math, os, re, subprocess, sys
 runs_file, predictions_md, kernel_dir, stepcast, dry = sys.argv[1:6]
 dry = dry == "1"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Device call: the second packing measurement on the H200, pre-registered in scenarios/predictions/packing2.md
+# Device call: the second packing measurement on the H200, pre-registered in measurements/predictions/packing2.md
 # (made before this script ran, with the harness-run coefficients
 # scenarios/coefficients/h200-gemma4-harness-run.yaml). A NEW corpus, scenarios/corpora/packing-32b.csv (samples
 # 33-64 of seed-like-20k.csv), under the four batchings of the first measurement (bucket-to-pair, padding-free
@@ -96,7 +96,7 @@ tail -4 "$WORK/packing2-progress.log"
 
 echo "== 3. the check"
 if [[ -s $WORK/packing2-runs.jsonl ]]; then
-  python3 - "$WORK" scenarios/predictions/packing2.md "$BIN" "$DRY" <<'PY' | tee "$WORK/packing2-check.txt"
+  python3 - "$WORK" measurements/predictions/packing2.md "$BIN" "$DRY" <<'PY' | tee "$WORK/packing2-check.txt"
 import json, os, re, subprocess, sys
 work, predictions_md, stepcast, dry = sys.argv[1:5]
 dry = dry == "1"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Device call: does the packing-32b bucket-to-pair stall repeat? The pre-registered packing check
-# (scenarios/measurements/h200-packing2/) missed bucket-to-pair by +25.6 %, 20 points of it one 5.0 s excess at
+# (measurements/records/h200-packing2/) missed bucket-to-pair by +25.6 %, 20 points of it one 5.0 s excess at
 # micro-batch 1 (2 x 2408), after a labelled warm-up. This runs the same run (Gemma-4 26B-A4B, packing-32b.csv,
 # bucket-to-pair, micro-batch 2, accumulation 4, max_length 8192) three times, each in a fresh process on an
 # already warm machine, and prints every micro-batch's step: a stall at the same micro-batch each time is a cost of

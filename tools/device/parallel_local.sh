@@ -2,7 +2,7 @@
 # The collective-free parts of several GPUs on ONE H200 (tools/device/parallel_local.py): FSDP's per-layer gather
 # as local copies and the overlap slowdown of a concurrent copy stream. No build needed (PyTorch only).
 # Expected H200 time: ~40 s (gather: 4 shard counts x 11 copies of 1.6 GB; overlap: ~8 s of GEMMs three ways);
-# limit 170 s. Prediction committed before the run: scenarios/predictions/parallel_local.md.
+# limit 170 s. Prediction committed before the run: measurements/predictions/parallel_local.md.
 # CPU dry run here: PYTHON=/usr/bin/python3 tools/device/parallel_local.sh --dry-run (Debian's python3-torch)
 set -uo pipefail
 cd "$(dirname "$0")/../.."

@@ -7,14 +7,14 @@
 #   2. Llama-3-8B (scenarios/models/llama-3-8b.json, dense, head_dim 128) at 11 shapes on the default tier,
 #      each a `kernels` point so that every point has its CUPTI kernel table; then sdpa-flash and sdpa-cudnn
 #      (head_dim 128 allows both) at 2 shapes each, in the same process (the model is built once).
-# The predictions were committed before this ran: scenarios/predictions/transfer.jsonl (made by `--predict`).
+# The predictions were committed before this ran: measurements/predictions/transfer.jsonl (made by `--predict`).
 # Estimated H200 time: build ~60 s (cached), Gemma-4 model build ~40 s + 4 points ~20 s, Llama-3-8B model
 # build ~15 s + 15 points ~50 s: about 3 minutes, under the 4-minute budget.
 #
 #   tools/device/transfer.sh            on the H200: builds with tools/device/build.sh, writes under $OUT
 #   tools/device/transfer.sh --dry-run  here, on the CPU: the same points on the tiny test configs
 #                                       (tests/data/configs), with the local build's stepcast
-#   tools/device/transfer.sh --predict  here: writes scenarios/predictions/transfer.jsonl from the shipped
+#   tools/device/transfer.sh --predict  here: writes measurements/predictions/transfer.jsonl from the shipped
 #                                       H200 coefficients (no GPU, no LibTorch)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -64,7 +64,7 @@ points_of() {  # PROBE SHAPES... -> probe:shape:tier,... for one tier
 }
 
 if [[ $mode == --predict ]]; then
-  predict_points "${STEPCAST:-build/cli/stepcast}" scenarios/predictions/transfer.jsonl
+  predict_points "${STEPCAST:-build/cli/stepcast}" measurements/predictions/transfer.jsonl
   exit $?
 fi
 

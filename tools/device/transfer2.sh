@@ -4,14 +4,14 @@
 # predict Mistral-7B (scenarios/models/mistral-7b.json: dense, GQA 32/8, head_dim 128, sliding window 4096),
 # a model never measured, at 8 shapes on the default tier. Every point is a `kernels` probe, so each has its
 # CUPTI kernel table; the tables are packed into one tar file (the device returns about 10 files).
-# The predictions were committed before this ran: scenarios/predictions/transfer2.jsonl (made by `--predict`).
+# The predictions were committed before this ran: measurements/predictions/transfer2.jsonl (made by `--predict`).
 # Estimated H200 time: build ~60 s (cached), Mistral-7B model build ~15 s + 8 points x 3 steps (largest
 # 4 x 4096, ~2.7 s a step as Llama-3-8B measured) ~60 s: about 2.5 minutes, under the 3-minute budget.
 #
 #   tools/device/transfer2.sh            on the H200: builds with tools/device/build.sh, writes under $OUT
 #   tools/device/transfer2.sh --dry-run  here, on the CPU: the same points on tests/data/configs/tiny-mistral.json
 #                                        with the local build's stepcast
-#   tools/device/transfer2.sh --predict  here: writes scenarios/predictions/transfer2.jsonl (no GPU, no LibTorch)
+#   tools/device/transfer2.sh --predict  here: writes measurements/predictions/transfer2.jsonl (no GPU, no LibTorch)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/out}
@@ -42,7 +42,7 @@ predict_points() {
 }
 
 if [[ $mode == --predict ]]; then
-  predict_points "${STEPCAST:-build/cli/stepcast}" scenarios/predictions/transfer2.jsonl
+  predict_points "${STEPCAST:-build/cli/stepcast}" measurements/predictions/transfer2.jsonl
   exit $?
 fi
 

@@ -5,14 +5,14 @@
 # points 1x1024..4x4096 (`scaling` probes) and 2 `kernels` probes (CUPTI tables: the launch count the model
 # predicts is checked on them). Everything the run writes goes into one tar file under $OUT (the device returns
 # about 10 files, and left the records out last time).
-# The predictions were committed before this ran: scenarios/predictions/transfer3.jsonl (made by `--predict`).
+# The predictions were committed before this ran: measurements/predictions/transfer3.jsonl (made by `--predict`).
 # Estimated H200 time: build ~60 s (cached), Qwen2.5-7B build ~15 s, 10 points x 3 steps, the largest 4 x 4096 at
 # ~2.9 s a step (Mistral-7B measured 3.04 s; Qwen2.5-7B has 0.93x its GEMM work per token): ~70 s; about 2.5 min.
 #
 #   tools/device/transfer3.sh            on the H200: builds with tools/device/build.sh, writes under $OUT
 #   tools/device/transfer3.sh --dry-run  here, on the CPU: the same probes on tests/data/configs/tiny-qwen2.json
 #                                        with the local build's stepcast
-#   tools/device/transfer3.sh --predict  here: writes scenarios/predictions/transfer3.jsonl (no GPU, no LibTorch)
+#   tools/device/transfer3.sh --predict  here: writes measurements/predictions/transfer3.jsonl (no GPU, no LibTorch)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/out}
@@ -45,7 +45,7 @@ predict_points() {
 }
 
 if [[ $mode == --predict ]]; then
-  predict_points "${STEPCAST:-build/cli/stepcast}" scenarios/predictions/transfer3.jsonl
+  predict_points "${STEPCAST:-build/cli/stepcast}" measurements/predictions/transfer3.jsonl
   exit $?
 fi
 
@@ -76,7 +76,7 @@ timeout 170 "$BIN" measure --model "$CONFIG" --points "$points" --tiers "$TIER" 
 echo "transfer3.sh: $MODEL rc=${PIPESTATUS[0]} in $(( $(date +%s) - t1 )) s"
 if [[ $mode != --dry-run ]]; then
   # The check, once the records exist: the committed predictions against the measurements.
-  python3 tools/check_predictions.py scenarios/predictions/transfer3.jsonl "$RUN/transfer3-$MODEL.jsonl" \
+  python3 tools/check_predictions.py measurements/predictions/transfer3.jsonl "$RUN/transfer3-$MODEL.jsonl" \
     --tier "$TIER" >"$RUN/check-predictions.txt" 2>&1
   "$BIN" predict --coefficients "$COEFFS" --model "$CONFIG" --tier "$TIER" --transfer \
     --measurements "$RUN/transfer3-$MODEL.jsonl" >"$RUN/check-qwen2.5.txt" 2>&1
