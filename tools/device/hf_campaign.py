@@ -416,7 +416,7 @@ class Executor:
                           peak_reserved_gib=torch.cuda.max_memory_reserved() / GIB)
             record["sdpa"] = self.take_sdpa()
             if spec.get("kernels"):
-                record["kernel_table"] = self.kernel_table(batch, rows, width)
+                record["kernel_table"], record["launches_per_step"] = self.kernel_table(batch, rows, width)
         except torch.OutOfMemoryError:
             record.update(oom=True, peak_valid=False)
             self.model.zero_grad(set_to_none=True)
@@ -473,7 +473,7 @@ class Executor:
             f.write(json.dumps(header) + "\n")
             for row in sorted(table.values(), key=lambda r: (-r["total_ns"], r["name"])):
                 f.write(json.dumps(row) + "\n")
-        return name
+        return name, sum(row["count"] for row in table.values())  # launches: kernels, copies and sets of one step
 
     def probes(self):
         generator = self.torch.Generator().manual_seed(4321)
