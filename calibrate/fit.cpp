@@ -45,22 +45,43 @@ model::ShapeDomain step_domain(const std::vector<Record>& records, const std::ve
 
 }  // namespace
 
-RecordFeatures::RecordFeatures(const model::ModelShape& shape, const model::TierRules& tier, const model::GpuInfo& gpu,
+const model::ModelShape& FitShapes::of(const Record& record) const {
+  if (single_) return *single_;
+  const auto it = by_model_.find(record.model);
+  if (it == by_model_.end())
+    throw InputError(record.where() + ": model '" + record.model + "'. Violated constraint: a model the pooled fit loaded");
+  return it->second;
+}
+
+std::vector<std::string> FitShapes::names() const {
+  if (single_) return {single_->name};
+  std::vector<std::string> out;
+  for (const auto& [name, shape] : by_model_) out.push_back(name);
+  return out;
+}
+
+RecordFeatures::RecordFeatures(const FitShapes& shapes, const model::TierRules& tier, const model::GpuInfo& gpu,
                                int64_t default_rank, const std::vector<Record>& records)
-    : default_rank_(default_rank) {
-  check_lora_targets(records, model::lora_able_names(shape), shape.name);
+    : shapes_(shapes), default_rank_(default_rank) {
+  std::map<std::string, std::vector<Record>> by_model;
+  for (const Record& r : records) by_model[shapes.pooled() ? r.model : ""].push_back(r);
+  for (const auto& [name, mine] : by_model) {
+    const model::ModelShape& shape = shapes.of(mine.front());
+    check_lora_targets(mine, model::lora_able_names(shape), shape.name);
+  }
   for (const Record& r : records) {
-    const model::LoraChoice lora = lora_choice(r, default_rank);
-    auto& maker = makers_[lora_key(lora)];
-    if (!maker) maker = std::make_unique<model::FeatureMaker>(shape, tier, gpu, lora);
+    auto& maker = makers_[key(r)];
+    if (!maker) maker = std::make_unique<model::FeatureMaker>(shapes.of(r), tier, gpu, lora_of(r));
   }
 }
 
-const model::FeatureMaker& RecordFeatures::of(const Record& record) const {
-  return *makers_.at(lora_key(lora_choice(record, default_rank_)));
+std::string RecordFeatures::key(const Record& record) const {
+  return (shapes_.pooled() ? record.model + "|" : "") + lora_key(lora_of(record));
 }
 
-void check_uniform(const std::vector<Record>& records, const std::string& file) {
+const model::FeatureMaker& RecordFeatures::of(const Record& record) const { return *makers_.at(key(record)); }
+
+void check_uniform(const std::vector<Record>& records, const std::string& file, bool pooled) {
   if (records.empty()) throw InputError(file + ": no records. Violated constraint: at least 2 records");
   std::vector<std::string> problems;
   const Record& first = records.front();
@@ -71,14 +92,14 @@ void check_uniform(const std::vector<Record>& records, const std::string& file) 
                            first.where() + " has '" + b +
                            "'. Violated constraint: one model, GPU and tier per fit (filter with --tier/--gpu)");
     };
-    differs("model", r.model, first.model);
+    if (!pooled) differs("model", r.model, first.model);
     differs("gpu", r.gpu, first.gpu);
     differs("tier", r.tier, first.tier);
   }
   if (!problems.empty()) throw InputError(problems);
 }
 
-FitReport fit(const model::ModelShape& shape, const std::vector<Record>& records, const FitOptions& options) {
+FitReport fit(const FitShapes& shapes, const std::vector<Record>& records, const FitOptions& options) {
   if (options.residuals != "relative" && options.residuals != "absolute")
     throw InputError("--residuals = '" + options.residuals + "'. Violated constraint: relative or absolute");
   if (options.loss != "none" && options.loss != "huber" && options.loss != "cauchy")
@@ -86,7 +107,8 @@ FitReport fit(const model::ModelShape& shape, const std::vector<Record>& records
   if (records.empty()) throw InputError("calibrate: no records to fit");
   FitReport report;
   auto& c = report.coefficients;
-  c.model = records.front().model;
+  c.model = shapes.pooled() ? model::kPooledModel : records.front().model;
+  if (shapes.pooled()) c.models = shapes.names();
   c.gpu = records.front().gpu;
   c.tier = records.front().tier;
   c.tool_version = options.tool_version;
@@ -100,14 +122,14 @@ FitReport fit(const model::ModelShape& shape, const std::vector<Record>& records
                            fmt(options.prior_rel_sigma * 100) + " % against 1 % step noise");
   }
   const model::TierRules tier = model::tier_from_label(c.tier);
-  const RecordFeatures maker(shape, tier, model::gpu_info(c.gpu), c.lora_rank, records);
+  const RecordFeatures maker(shapes, tier, model::gpu_info(c.gpu), c.lora_rank, records);
   if (!tier.known)
     report.notes.push_back("tier '" + c.tier + "' is not a known label: Hugging Face sdpa mask semantics assumed, every "
                            "term free (the mask-path term included); the data decide");
   fit_step(maker, records, options, report);
   c.domain = step_domain(records, report.step_residuals);
   fit_peak(maker, records, options, report);
-  fit_run_costs(shape, records, options.records_file, c, report.notes);
+  fit_run_costs(shapes, records, options.records_file, c, report.notes);
   return report;
 }
 

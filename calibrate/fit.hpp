@@ -4,6 +4,7 @@
 // errors from ceres::Covariance, and forward model selection that says why each term is in or out
 // (calibrate/select.hpp). The step fit is calibrate/fit_step.cpp, the peak fit calibrate/fit_peak.cpp.
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -66,10 +67,30 @@ struct FitReport {
   std::vector<model::Term> extra_step;  // one per FitOptions::extra_step_terms
 };
 
-// Records must share one model, GPU and tier (check_uniform says which lines do not). Throws
-// InputError when nothing can be fitted (no step records, fewer than 2 points).
-FitReport fit(const model::ModelShape& shape, const std::vector<Record>& records, const FitOptions& options);
+// The shapes a fit prices its records with: one shape for every record (a model's own fit), or, pooled, one per
+// model name, so that several models share one rate per unit of work (docs/method.md, "The default predictor").
+class FitShapes {
+ public:
+  explicit FitShapes(model::ModelShape single) : single_(std::move(single)) {}
+  explicit FitShapes(std::map<std::string, model::ModelShape> by_model) : by_model_(std::move(by_model)) {}
+  bool pooled() const { return !single_.has_value(); }
+  // The shape of the record's model; InputError (at the record) when a pooled fit has none for it.
+  const model::ModelShape& of(const Record& record) const;
+  // The model names of a pooled fit, sorted; the single shape's name otherwise.
+  std::vector<std::string> names() const;
 
-void check_uniform(const std::vector<Record>& records, const std::string& file);
+ private:
+  std::optional<model::ModelShape> single_;
+  std::map<std::string, model::ModelShape> by_model_;
+};
+
+// Records must share one GPU and tier, and one model unless the fit is pooled (check_uniform says which lines do
+// not). Throws InputError when nothing can be fitted (no step records, fewer than 2 points).
+FitReport fit(const FitShapes& shapes, const std::vector<Record>& records, const FitOptions& options);
+inline FitReport fit(const model::ModelShape& shape, const std::vector<Record>& records, const FitOptions& options) {
+  return fit(FitShapes(shape), records, options);
+}
+
+void check_uniform(const std::vector<Record>& records, const std::string& file, bool pooled = false);
 
 }  // namespace stepcast::calibrate

@@ -10,13 +10,19 @@ namespace stepcast::calibrate {
 
 // The features of each record, priced with the adapters it trained (lora_choice): one FeatureMaker per distinct
 // LoRA plan among the records.
+// A pooled fit keeps one per model and LoRA plan (calibrate/fit.hpp FitShapes).
 class RecordFeatures {
  public:
-  RecordFeatures(const model::ModelShape& shape, const model::TierRules& tier, const model::GpuInfo& gpu,
+  RecordFeatures(const FitShapes& shapes, const model::TierRules& tier, const model::GpuInfo& gpu,
                  int64_t default_rank, const std::vector<Record>& records);
   const model::FeatureMaker& of(const Record& record) const;
+  // The record's model and adapters: what its steady step is priced with (the run costs' baseline).
+  const model::ModelShape& shape_of(const Record& record) const { return shapes_.of(record); }
+  model::LoraChoice lora_of(const Record& record) const { return lora_choice(record, default_rank_); }
 
  private:
+  std::string key(const Record& record) const;
+  const FitShapes& shapes_;
   int64_t default_rank_;
   std::map<std::string, std::unique_ptr<model::FeatureMaker>> makers_;
 };

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <optional>
 #include <span>
 
@@ -53,6 +54,28 @@ std::optional<double> launches_of(const Record& r) {
   return it->get<double>();
 }
 
+// Each model's median count (a pooled fit's models launch different numbers of kernels); a record that counts its
+// own keeps it, one of a model that counted none takes `fallback`.
+class LaunchCounts {
+ public:
+  LaunchCounts(const std::vector<Record>& records, double fallback) : fallback_(fallback) {
+    std::map<std::string, std::vector<Record>> by_model;
+    for (const Record& r : records)
+      if (launches_of(r)) by_model[r.model].push_back(r);
+    for (const auto& [model, mine] : by_model) median_[model] = typical_of(mine);
+  }
+  double of(const Record& r) const {
+    if (auto n = launches_of(r)) return *n;
+    const auto it = median_.find(r.model);
+    return it == median_.end() ? fallback_ : it->second;
+  }
+
+ private:
+  static double typical_of(std::vector<Record> records);
+  double fallback_;
+  std::map<std::string, double> median_;
+};
+
 bool has_launch_counts(const std::vector<Record>& records) {
   return std::any_of(records.begin(), records.end(), [](const Record& r) { return launches_of(r).has_value(); });
 }
@@ -94,8 +117,11 @@ void tie_split_terms(StepPoints& p, const FitOptions& o) {
   }
 }
 
+double LaunchCounts::typical_of(std::vector<Record> records) { return typical_launches(records); }
+
 StepPoints step_points(const RecordFeatures& maker, const std::vector<Record>& records, const FitOptions& o,
                        double launches) {
+  const LaunchCounts counts(records, launches);
   StepPoints p;
   p.terms.assign(model::kStepTermTable.begin(), model::kStepTermTable.end());
   for (const auto& extra : o.extra_step_terms) p.terms.push_back(extra.spec);
@@ -103,7 +129,7 @@ StepPoints step_points(const RecordFeatures& maker, const std::vector<Record>& r
     if (r.oom || !r.step_s || !steady_step(r)) continue;
     const model::MicroBatch batch = to_batch(r);
     model::StepFeatures f = maker.of(r).step(batch);
-    f.x[model::kHost] = launches_of(r).value_or(launches) / 1000.0;
+    f.x[model::kHost] = counts.of(r) / 1000.0;
     std::vector<double> x(f.x.begin(), f.x.end());
     for (const auto& extra : o.extra_step_terms) x.push_back(extra.feature(batch));
     p.x.push_back(std::move(x));

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <memory>
 #include <sstream>
 
 #include "calibrate/run_records.hpp"
@@ -9,6 +11,24 @@
 
 namespace stepcast::calibrate {
 namespace {
+
+// The steady step of a record under the coefficients being fitted, with the record's own model and adapters:
+// one StepModel per (model, LoRA plan) met.
+class SteadySteps {
+ public:
+  SteadySteps(const FitShapes& shapes, const model::Coefficients& c) : shapes_(shapes), c_(c) {}
+  double step_s(const Record& r) {
+    const model::LoraChoice lora = lora_choice(r, c_.lora_rank);
+    auto& m = models_[r.model + "|" + lora_key(lora)];
+    if (!m) m = std::make_unique<model::StepModel>(shapes_.of(r), c_, model::gpu_info(c_.gpu), lora);
+    return m->step_s(to_batch(r));
+  }
+
+ private:
+  const FitShapes& shapes_;
+  const model::Coefficients& c_;
+  std::map<std::string, std::unique_ptr<model::StepModel>> models_;
+};
 
 struct Samples {
   std::vector<double> values;
@@ -105,10 +125,10 @@ Samples optimizer_samples(const std::vector<Record>& records, const std::vector<
 
 }  // namespace
 
-void fit_run_costs(const model::ModelShape& shape, const std::vector<Record>& records, const std::string& file,
+void fit_run_costs(const FitShapes& shapes, const std::vector<Record>& records, const std::string& file,
                    model::Coefficients& coefficients, std::vector<std::string>& notes) {
   const std::vector<RecordedRun> runs = read_runs(records, file);
-  const model::StepModel steady(shape, coefficients);
+  SteadySteps steady(shapes, coefficients);
   Samples first_seen, start;
   std::vector<double> start_probe_raw;  // first_step_s - step_s of the process's first point
   for (const Record& r : records) {
@@ -125,7 +145,7 @@ void fit_run_costs(const model::ModelShape& shape, const std::vector<Record>& re
   for (const RecordedRun& run : runs)
     for (const RunStep& step : run.steps) {
       if (compiled_kernels(step.record)) continue;
-      const double excess = *step.record.step_s - steady.step_s(to_batch(step.record));
+      const double excess = *step.record.step_s - steady.step_s(step.record);
       if (step.index == 0) {
         run_start_raw.push_back(excess);
       } else if (step.first_seen) {

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "calibrate/fit.hpp"
 #include "calibrate/records.hpp"
 #include "model/coefficients.hpp"
 #include "model/shape.hpp"
@@ -20,7 +21,12 @@ namespace stepcast::calibrate {
 
 // Fills coefficients.run from `records` (terms without samples stay unselected, with the reason) given the
 // steady coefficients already fitted in `coefficients`. Notes say how many samples came from where.
-void fit_run_costs(const model::ModelShape& shape, const std::vector<Record>& records, const std::string& file,
+// Each record's steady step is priced with its own model (pooled fits) and adapters.
+void fit_run_costs(const FitShapes& shapes, const std::vector<Record>& records, const std::string& file,
                    model::Coefficients& coefficients, std::vector<std::string>& notes);
+inline void fit_run_costs(const model::ModelShape& shape, const std::vector<Record>& records, const std::string& file,
+                          model::Coefficients& coefficients, std::vector<std::string>& notes) {
+  fit_run_costs(FitShapes(shape), records, file, coefficients, notes);
+}
 
 }  // namespace stepcast::calibrate

@@ -1,5 +1,6 @@
 #include "calibrate/validate.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "model/errors.hpp"
@@ -27,26 +28,26 @@ ErrorStats error_stats(const std::vector<HeldOutRow>& rows, bool peak) {
   return s;
 }
 
-Validation cross_validate(const model::ModelShape& shape, const std::vector<Record>& records, const FitOptions& options,
-                          int folds) {
-  Validation v;
+namespace {
+
+// Fits every fold on the records outside it and predicts the records inside it (fold_of: record index -> fold).
+void run_folds(const FitShapes& shapes, const std::vector<Record>& records, const FitOptions& options,
+               const std::vector<int>& fold_of, Validation& v) {
   const int n = static_cast<int>(records.size());
-  if (n < 3) throw InputError("validate: " + std::to_string(n) + " records. Violated constraint: at least 3");
-  const bool loo = folds <= 0 || folds >= n;
-  v.folds = loo ? n : folds;
-  v.scheme = loo ? "leave-one-out" : "k-fold";
   for (int k = 0; k < v.folds; ++k) {
     std::vector<Record> train, test;
-    for (int i = 0; i < n; ++i) (i % v.folds == k ? test : train).push_back(records[static_cast<size_t>(i)]);
+    for (int i = 0; i < n; ++i) (fold_of[static_cast<size_t>(i)] == k ? test : train).push_back(records[static_cast<size_t>(i)]);
+    if (test.empty()) continue;
     FitReport fitted;
     try {
-      fitted = fit(shape, train, options);
+      fitted = fit(shapes, train, options);
     } catch (const InputError& e) {
       v.notes.push_back("fold " + std::to_string(k) + " skipped: " + e.what());
       continue;
     }
-    const model::StepModel m(shape, fitted.coefficients);
     for (const Record& r : test) {
+      const model::StepModel m(shapes.of(r), fitted.coefficients, model::gpu_info(fitted.coefficients.gpu),
+                               lora_choice(r, fitted.coefficients.lora_rank));
       // A recorded run's micro-batches pay first-seen and start costs: `validate --run` checks those.
       const auto probe = r.extra.find("probe");
       if (probe != r.extra.end() && *probe == "run") continue;
@@ -68,6 +69,37 @@ Validation cross_validate(const model::ModelShape& shape, const std::vector<Reco
   }
   v.step = error_stats(v.rows, false);
   v.peak = error_stats(v.rows, true);
+}
+
+}  // namespace
+
+Validation cross_validate(const FitShapes& shapes, const std::vector<Record>& records, const FitOptions& options,
+                          int folds) {
+  Validation v;
+  const int n = static_cast<int>(records.size());
+  if (n < 3) throw InputError("validate: " + std::to_string(n) + " records. Violated constraint: at least 3");
+  const bool loo = folds <= 0 || folds >= n;
+  v.folds = loo ? n : folds;
+  v.scheme = loo ? "leave-one-out" : "k-fold";
+  std::vector<int> fold_of(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) fold_of[static_cast<size_t>(i)] = i % v.folds;
+  run_folds(shapes, records, options, fold_of, v);
+  return v;
+}
+
+Validation leave_one_model_out(const FitShapes& shapes, const std::vector<Record>& records, const FitOptions& options) {
+  Validation v;
+  const std::vector<std::string> models = shapes.names();
+  if (models.size() < 2)
+    throw InputError("validate: leave-one-model-out over " + std::to_string(models.size()) +
+                     " model(s). Violated constraint: records of at least 2 models (--pooled)");
+  v.scheme = "leave-one-model-out";
+  v.folds = static_cast<int>(models.size());
+  std::vector<int> fold_of;
+  for (const Record& r : records)
+    fold_of.push_back(static_cast<int>(std::find(models.begin(), models.end(), r.model) - models.begin()));
+  run_folds(shapes, records, options, fold_of, v);
+  for (int k = 0; k < v.folds; ++k) v.notes.push_back("fold " + std::to_string(k) + ": " + models[static_cast<size_t>(k)]);
   return v;
 }
 

@@ -35,8 +35,15 @@ struct Validation {
 
 // folds <= 0 or >= the number of records: leave-one-out. Records are dealt to folds in file order
 // (record i goes to fold i mod k), so each fold spans the measured range.
-Validation cross_validate(const model::ModelShape& shape, const std::vector<Record>& records, const FitOptions& options,
+Validation cross_validate(const FitShapes& shapes, const std::vector<Record>& records, const FitOptions& options,
                           int folds);
+inline Validation cross_validate(const model::ModelShape& shape, const std::vector<Record>& records,
+                                 const FitOptions& options, int folds) {
+  return cross_validate(FitShapes(shape), records, options, folds);
+}
+// A pooled fit's transfer error: each model's records held out together, predicted by a fit on the other models
+// (the default predictor meeting a model it was not fitted on; docs/method.md, "The default predictor").
+Validation leave_one_model_out(const FitShapes& shapes, const std::vector<Record>& records, const FitOptions& options);
 
 // Statistics of (predicted - measured) / measured over pairs.
 ErrorStats error_stats(const std::vector<HeldOutRow>& rows, bool peak);

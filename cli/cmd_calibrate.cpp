@@ -148,7 +148,7 @@ void add_calibrate_command(CLI::App& app) {
     FitInput in = load_fit_input(o->input, STEPCAST_VERSION);
     std::string transferred;
     if (o->prior_transfer) transferred = carry_prior(*o, in);
-    calibrate::FitReport report = calibrate::fit(in.shape, in.records, in.options);
+    calibrate::FitReport report = calibrate::fit(in.shapes(), in.records, in.options);
     report.coefficients.fitted_records = io::record_fingerprints(in.records);  // provenance for --prior auto
     if (!transferred.empty()) report.notes.insert(report.notes.begin(), "prior " + transferred);
     if (!o->out.empty()) save_coefficients(o->out, report.coefficients);

@@ -253,8 +253,10 @@ void add_validate_command(CLI::App& app) {
     if (o->input.measurements.empty())
       throw InputError("validate needs --measurements F.jsonl (held-out accuracy) or --run F.jsonl (recorded runs)");
     const FitInput in = load_fit_input(o->input, STEPCAST_VERSION);
-    const auto kfold = calibrate::cross_validate(in.shape, in.records, in.options, o->folds);
-    const auto loo = calibrate::cross_validate(in.shape, in.records, in.options, 0);
+    // Pooled: the held-out model stands for a family the default predictor has not seen.
+    const auto kfold = o->input.pooled ? calibrate::leave_one_model_out(in.shapes(), in.records, in.options)
+                                       : calibrate::cross_validate(in.shapes(), in.records, in.options, o->folds);
+    const auto loo = calibrate::cross_validate(in.shapes(), in.records, in.options, 0);
     if (loo.step.count == 0)  // every fold skipped: a pass would be silent (docs/reliability.md)
       throw InputError(in.records.front().where() + ": no record could be held out and predicted (" +
                        std::to_string(in.records.size()) + " records). Violated constraint: at least 3 records with step_s");

@@ -11,6 +11,9 @@ void add_fit_input_options(CLI::App* cmd, io::FitInputOptions& o, bool measureme
   cmd->add_option("--model", o.model, "config.json path or model name (default: the records' model)");
   cmd->add_option("--tier", o.tier, "Use only the records of this tier label");
   cmd->add_option("--gpu", o.gpu, "Use only the records of this GPU name");
+  cmd->add_flag("--pooled", o.pooled,
+                "Fit records of several models at once, each priced with its own model's work: one rate per unit of "
+                "work for all (the default predictor, docs/method.md); validate then holds out one model at a time");
   cmd->add_option("--loss", o.loss, "Robust loss: none, huber or cauchy")
       ->check(CLI::IsMember({"none", "huber", "cauchy"}))
       ->default_str("none");

@@ -123,6 +123,9 @@ model::Coefficients load_coefficients(const std::string& path) {
   MapReader r(root, path, "", diagnostics);
   model::Coefficients c;
   r.read("model", c.model, true);
+  if (r.has("models")) r.read_list("models", c.models, true);
+  if (c.model == model::kPooledModel && c.models.empty())
+    r.problem("model = pooled without `models`. Violated constraint: a pooled file lists the models it was fitted on");
   r.read("gpu", c.gpu, true);
   r.read("tier", c.tier, true);
   r.read("points", c.points, true, 0);
@@ -153,6 +156,7 @@ model::Coefficients load_coefficients(const std::string& path) {
 nlohmann::json coefficients_json(const model::Coefficients& c) {
   nlohmann::json j;
   j["model"] = c.model;
+  if (!c.models.empty()) j["models"] = c.models;
   j["gpu"] = c.gpu;
   j["tier"] = c.tier;
   j["points"] = c.points;
@@ -190,6 +194,7 @@ std::string coefficients_yaml(const model::Coefficients& c) {
       << YAML::Newline;
   out << YAML::BeginMap;
   out << YAML::Key << "model" << YAML::Value << c.model;
+  if (!c.models.empty()) out << YAML::Key << "models" << YAML::Value << YAML::Flow << c.models;
   out << YAML::Key << "gpu" << YAML::Value << c.gpu;
   out << YAML::Key << "tier" << YAML::Value << c.tier;
   out << YAML::Key << "points" << YAML::Value << c.points;

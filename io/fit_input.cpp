@@ -105,8 +105,20 @@ FitInput load_fit_input(const FitInputOptions& o, const std::string& tool_versio
     }
   if (in.records.empty())
     throw InputError(first_dropped + ": no record matches --tier/--gpu. Violated constraint: at least 2 records");
-  calibrate::check_uniform(in.records, measurements_label(o));
+  calibrate::check_uniform(in.records, measurements_label(o), o.pooled);
+  if (o.pooled && !o.model.empty())
+    throw InputError("--model with --pooled. Violated constraint: a pooled fit prices each record with its own model");
   in.shape = load_model(o.model.empty() ? in.records.front().model : o.model);
+  if (o.pooled) {
+    for (const auto& r : in.records)
+      if (!in.pooled_shapes.count(r.model)) {
+        try {
+          in.pooled_shapes.emplace(r.model, load_model(r.model));
+        } catch (const InputError& e) {
+          throw InputError(r.where() + ": model '" + r.model + "': " + e.what());
+        }
+      }
+  }
   in.options.loss = o.loss;
   in.options.loss_scale = o.loss_scale;
   in.options.residuals = o.residuals;

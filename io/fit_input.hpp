@@ -1,6 +1,7 @@
 #pragma once
 // The inputs calibrate and validate share: records (filtered to one model, GPU and tier), the shape,
 // and the fit options (robust loss, priors).
+#include <map>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,9 @@ struct FitInputOptions {
   std::string model;        // empty: the records' model name
   std::string tier;         // empty: all records (which must then share one tier)
   std::string gpu;
+  // Records of several models fitted at once, each priced with its own model's work: one rate per unit of work
+  // for all (docs/method.md, "The default predictor"). The models are the records' names (--model is refused).
+  bool pooled = false;
   std::string loss = "none";
   double loss_scale = 0.05;
   std::string residuals = "relative";
@@ -25,8 +29,12 @@ struct FitInputOptions {
 
 struct FitInput {
   std::vector<calibrate::Record> records;
-  model::ModelShape shape;
+  model::ModelShape shape;                                  // the (first) model's
+  std::map<std::string, model::ModelShape> pooled_shapes;   // pooled: every record's model by name; else empty
   calibrate::FitOptions options;
+  calibrate::FitShapes shapes() const {
+    return pooled_shapes.empty() ? calibrate::FitShapes(shape) : calibrate::FitShapes(pooled_shapes);
+  }
 };
 
 FitInput load_fit_input(const FitInputOptions& o, const std::string& tool_version);

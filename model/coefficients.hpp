@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "model/features.hpp"
 
@@ -29,9 +30,14 @@ struct ShapeDomain {
   int64_t tokens_min = 0, tokens_max = 0;
 };
 
+// The `model` of coefficients fitted over several models at once: each record priced with its own model's work,
+// one rate per unit of work for all (calibrate --pooled; docs/method.md, "The default predictor").
+inline constexpr const char* kPooledModel = "pooled";
+
 struct Coefficients {
   // Provenance.
-  std::string model;
+  std::string model;            // the model fitted; kPooledModel for a fit over several models
+  std::vector<std::string> models;  // a pooled fit's models (docs/method.md, "The default predictor"); else empty
   std::string gpu;
   std::string tier;
   int64_t points = 0;          // records the step fit used

@@ -1,6 +1,7 @@
 // Recovery: simulate records with known coefficients and noise, fit, get the coefficients back within
 // their standard errors; a fixed term is found when present and not invented when absent.
 #include <cmath>
+#include <map>
 #include <random>
 
 #include "calibrate/fit.hpp"
@@ -136,4 +137,47 @@ TEST_CASE("leave-one-out on clean simulated data is accurate", "[recovery][valid
   CHECK(v.step.count == 12);
   CHECK(v.step.mape < 0.01);
   CHECK(v.peak.mape < 0.01);
+}
+
+TEST_CASE("a pooled fit recovers rates shared by several models, and holds one model out at a time", "[recovery][pooled]") {
+  // Two families whose GEMM and attention work differ per token: one rate each prices both (docs/method.md,
+  // "The default predictor").
+  auto c = truth(0.0);
+  c.tier = "sdpa-auto/grouped/gqa-expand";
+  std::vector<sc::Record> records;
+  std::map<std::string, sm::ModelShape> shapes;
+  unsigned seed = 7;
+  for (const char* name : {"gemma-4-26b-a4b", "llama-3-8b", "qwen2.5-7b"}) {
+    const auto shape = stepcast::io::load_model(name);
+    shapes.emplace(name, shape);
+    sm::Coefficients mine = c;
+    mine.model = name;
+    const sm::StepModel m(shape, mine);
+    for (auto& r : simulate(m, mine, 12, 0.003, seed++)) {
+      r.line = static_cast<int64_t>(records.size()) + 1;
+      records.push_back(r);
+    }
+  }
+  const sc::FitShapes pooled(shapes);
+  const auto report = sc::fit(pooled, records, sc::FitOptions{});
+  const auto& got = report.coefficients;
+  CHECK(got.model == sm::kPooledModel);
+  CHECK(got.models == std::vector<std::string>{"gemma-4-26b-a4b", "llama-3-8b", "qwen2.5-7b"});
+  for (int j : {sm::kGemm, sm::kAttention}) {
+    INFO(sm::step_term_names()[j] << " = " << got.step[j].value << " ± " << got.step[j].std_error);
+    REQUIRE(got.step[j].selected);
+    CHECK(std::abs(got.step[j].value - c.step[j].value) < 4 * got.step[j].std_error + 1e-12);
+  }
+  CHECK(got.step_rms_rel < 0.01);
+  // Each model predicted by a fit on the other two: the same rates, so within the noise.
+  const auto held = sc::leave_one_model_out(pooled, records, sc::FitOptions{});
+  CHECK(held.scheme == "leave-one-model-out");
+  CHECK(held.folds == 3);
+  CHECK(held.step.count == 36);
+  CHECK(held.step.mape < 0.02);
+  // A record of a model the pooled fit did not load is refused at its line, not priced as another model.
+  auto stray = records.front();
+  stray.model = "mistral-7b";
+  records.push_back(stray);
+  CHECK_THROWS_WITH(sc::fit(pooled, records, sc::FitOptions{}), Catch::Matchers::Contains("model 'mistral-7b'"));
 }
