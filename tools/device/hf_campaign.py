@@ -12,7 +12,8 @@ copy), attn_implementation, the experts implementation, gradient checkpointing (
 LoRA (peft) with the item's rank, alpha, dropout and targets; then its run (the plan's micro-batches in order: a
 collator that pads right to the planned width with labels -100 on pads, forward, loss / accumulation, backward, and
 at each window's end clip 1.0 + AdamW + zero_grad), then its probes (warm-up, timed repetitions; a CUPTI-format
-kernel table of one profiled step where the probe asks for `kernels`). No warm-up before the run: a run pays what a
+kernel table of one profiled step where the probe asks for `kernels`; where it asks for `memory_snapshot`, one step
+under the allocator's history and what is live at its peak, grouped by the Python line that allocated it). No warm-up before the run: a run pays what a
 real run pays (process start, first-seen shapes; the item's `label` says whether the machine's kernel cache was
 cold, and every micro-batch counts the driver JIT cache files it added).
 
@@ -417,6 +418,8 @@ class Executor:
             record["sdpa"] = self.take_sdpa()
             if spec.get("kernels"):
                 record["kernel_table"], record["launches_per_step"] = self.kernel_table(batch, rows, width)
+            if spec.get("memory_snapshot"):
+                record["memory_at_peak"] = self.memory_at_peak(batch)
         except torch.OutOfMemoryError:
             record.update(oom=True, peak_valid=False)
             self.model.zero_grad(set_to_none=True)
@@ -474,6 +477,52 @@ class Executor:
             for row in sorted(table.values(), key=lambda r: (-r["total_ns"], r["name"])):
                 f.write(json.dumps(row) + "\n")
         return name, sum(row["count"] for row in table.values())  # launches: kernels, copies and sets of one step
+
+    def memory_at_peak(self, batch):
+        """One step under the allocator's history: what is live at the step's allocated peak, grouped by the Python
+        frame that allocated it (the innermost frame outside torch/, with the torch function it called), in GiB.
+        Blocks allocated before the step (weights, adapters, their gradients, optimizer state) are one row."""
+        torch = self.torch
+        torch.cuda.synchronize()
+        before = torch.cuda.memory_allocated()
+        torch.cuda.memory._record_memory_history(max_entries=2000000, stacks="python")
+        try:
+            self.timed(batch)
+            snapshot = torch.cuda.memory._snapshot()
+        finally:
+            torch.cuda.memory._record_memory_history(enabled=None)
+        events = [e for e in snapshot["device_traces"][0] if e["action"] in ("alloc", "free_completed")]
+
+        def key(frames):
+            inner = next((f for f in frames if "/torch/" not in f["filename"]), None)
+            called = next((f["name"] for f in frames if "/torch/" in f["filename"]), "?")
+            if inner is None:
+                return "torch:" + called
+            return "%s:%d %s -> %s" % (inner["filename"].split("site-packages/")[-1], inner["line"], inner["name"],
+                                       called)
+
+        live, total, best, best_at = {}, 0, 0, -1
+        for i, e in enumerate(events):  # pass 1: when the peak happens
+            if e["action"] == "alloc":
+                live[e["addr"]] = e["size"]
+                total += e["size"]
+            elif e["addr"] in live:
+                total -= live.pop(e["addr"])
+            if total > best:
+                best, best_at = total, i
+        live = {}
+        for e in events[:best_at + 1]:  # pass 2: what is live then
+            if e["action"] == "alloc":
+                live[e["addr"]] = (e["size"], key(e.get("frames") or []))
+            else:
+                live.pop(e["addr"], None)
+        groups = {}
+        for size, k in live.values():
+            groups[k] = groups.get(k, 0) + size
+        rows = sorted(groups.items(), key=lambda kv: -kv[1])
+        return {"before_step_gib": before / GIB, "step_peak_gib": (before + best) / GIB,
+                "live_at_peak": [{"where": k, "gib": v / GIB} for k, v in rows[:40]],
+                "other_gib": sum(v for _, v in rows[40:]) / GIB}
 
     def probes(self):
         generator = self.torch.Generator().manual_seed(4321)
