@@ -224,7 +224,8 @@ std::vector<std::string> run_args(const io::CampaignItem& item, const io::PlanIt
   std::vector<std::string> args{"--policy", planner::policy_name(process.policy), "--micro-batch",
                                 std::to_string(run.batching.micro_batch), "--accumulation",
                                 std::to_string(run.accumulation), "--pad-to-multiple-of",
-                                std::to_string(run.batching.pad_to_multiple_of), "--run-id", process.run_id};
+                                std::to_string(run.batching.pad_to_multiple_of), "--shuffle-seed",
+                                std::to_string(run.batching.seed), "--run-id", process.run_id};
   if (process.policy == planner::Policy::pack) {
     args.push_back("--packer");
     args.push_back(planner::packer_name(run.batching.packer));

@@ -236,10 +236,15 @@ void resolve_model(MapReader& r, CampaignItem& it, const std::string& root) {
     const auto names = model::lora_able_names(shape);
     std::string valid;
     for (const auto& n : names) valid += (valid.empty() ? "" : ", ") + n;
-    for (const auto& t : it.lora.targets)
-      if (std::find(names.begin(), names.end(), t) == names.end())
-        r.problem(key_path(r, "lora.targets") + ": '" + limits::cut(t) + "' names no nn.Linear module of " +
-                  shape.name + ". Violated constraint: one of " + valid);
+    // At the item's own list when it has one (else the defaults' was inherited: at the item).
+    const YAML::Node list = r.has("lora") && r.node("lora").IsMap() ? r.node("lora")["targets"] : YAML::Node();
+    for (size_t i = 0; i < it.lora.targets.size(); ++i) {
+      const std::string& t = it.lora.targets[i];
+      if (std::find(names.begin(), names.end(), t) != names.end()) continue;
+      const std::string message = key_path(r, "lora.targets") + ": '" + limits::cut(t) +
+                                  "' names no nn.Linear module of " + shape.name + ". Violated constraint: one of " + valid;
+      if (list.IsDefined() && list.IsSequence() && i < list.size()) r.problem(list[i], message); else r.problem(message);
+    }
   } catch (const InputError& e) {
     for (const auto& p : e.problems()) complain(key_path(r, "model") + ": " + p);
     it.config.clear();
@@ -261,6 +266,12 @@ void check_run(MapReader& r, const CampaignItem& it) {
       r.problem(at + ": policy " + planner::policy_name(p) + " on stack hf-peft. Violated constraint: a padding "
                 "policy (the transformers + peft executor pads rows; packed runs run on the harness)");
   }
+  const bool buckets = std::find(run.policies.begin(), run.policies.end(), planner::Policy::sorted_buckets) !=
+                       run.policies.end();
+  if (it.stack == Stack::harness && buckets && run.batching.bucket_size != planner::BatchingSpec{}.bucket_size)
+    r.problem(at + ".bucket_size = " + std::to_string(run.batching.bucket_size) + " on stack harness. Violated "
+              "constraint: " + std::to_string(planner::BatchingSpec{}.bucket_size) +
+              " (stepcast measure's run probe has no --bucket-size)");
   if (run.batching.micro_batch * run.batching.max_length > limits::kMaxTokensPerBatch)  // each bounded: no overflow
     r.problem(at + ".micro_batch x max_length = " + std::to_string(run.batching.micro_batch * run.batching.max_length) +
               " tokens. Violated constraint: <= " + std::to_string(limits::kMaxTokensPerBatch));
