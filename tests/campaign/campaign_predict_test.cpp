@@ -190,3 +190,29 @@ TEST_CASE("what only the predictor can refuse: a transfer not allowed, reserved 
       "r", campaign_head("r") + std::string(kRuns) + "  - metric: peak_reserved\n    goal: {error: 0.1}\n"));
   CHECK_THROWS_WITH(campaign::predict_campaign(reserved), Contains("r.yaml:27:5: metric peak_reserved"));
 }
+
+TEST_CASE("harness processes carry stepcast measure's arguments, a run its corpus for standard input", "[campaign][predict]") {
+  const io::Campaign c = io::load_campaign(std::string(STEPCAST_TEST_DATA) + "/campaigns/harness-run.yaml");
+  const campaign::CampaignPrediction p = campaign::predict_campaign(c);
+  const auto& items = p.plan["items"];
+  REQUIRE(items.size() == 3);
+  const auto args = [](const nlohmann::json& j, const char* key) {
+    std::string out;
+    for (const auto& a : j[key]) out += a.get<std::string>() + " ";
+    return out;
+  };
+  CHECK(args(items[0], "measure_args") ==
+        "--model tests/data/configs/tiny-qwen2-moe.json --tiers sdpa-auto/loop --dtype bfloat16 --points "
+        "scaling:1x64,padding:2x64:0.25 --warmup 0 --repetitions 1 --lora-rank 8 --lora-alpha 16 --lora-dropout 0.05 "
+        "--lora-targets q_proj,v_proj --no-checkpointing ");
+  CHECK(args(items[2], "measure_args") ==
+        "--model tests/data/configs/tiny-qwen2-moe.json --tiers sdpa-auto/loop --dtype bfloat16 --run-corpus - "
+        "--max-length 96 --policy pack --micro-batch 2 --accumulation 2 --pad-to-multiple-of 1 --shuffle-seed 7 "
+        "--run-id tiny-qwen2-moe/packing-32-first-20/pack --packer ffd --pack-attention block-mask --lora-rank 8 "
+        "--lora-alpha 16 --lora-dropout 0.05 --lora-targets q_proj,v_proj --no-checkpointing ");
+  CHECK(items[2]["run"]["corpus_lengths"].size() == 20);
+  // The CPU dry run: the same flow on a synthetic mix of a few windows, widths cut.
+  CHECK_THAT(args(items[2], "dry_run_args"), Contains("--device cpu --dtype float32 --run-synthetic 8:7 --max-length 32 "
+                                                      "--policy pack"));
+  CHECK_THAT(args(items[0], "dry_run_args"), Contains("--points scaling:1x16,padding:2x16:0.25 --warmup 0"));
+}
