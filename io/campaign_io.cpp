@@ -52,16 +52,19 @@ bool read_relative_path(MapReader& r, const std::string& key, const std::string&
   return true;
 }
 
-// The nearest folder above `path` that holds measurements/.
+// The nearest folder above `path` that holds measurements/ and scenarios/ (both: fuzz/corpus/ has a measurements/
+// of its own).
 std::string find_root(const std::string& path) {
   std::error_code ec;
   fs::path dir = fs::absolute(path, ec).parent_path();
   for (; !dir.empty(); dir = dir.parent_path()) {
-    if (fs::is_directory(dir / "measurements", ec)) return dir.lexically_normal().string();
+    if (fs::is_directory(dir / "measurements", ec) && fs::is_directory(dir / "scenarios", ec))
+      return dir.lexically_normal().string();
     if (dir == dir.parent_path()) break;
   }
-  throw InputError(path + ":1:1: no folder above the campaign holds measurements/. Violated constraint: a campaign "
-                   "lives in a stepcast repository (measurements/campaigns/NAME.yaml); its paths are relative to it");
+  throw InputError(path + ":1:1: no folder above the campaign holds measurements/ and scenarios/. Violated "
+                   "constraint: a campaign lives in a stepcast repository (measurements/campaigns/NAME.yaml); its paths "
+                   "are relative to it");
 }
 
 bool valid_id(const std::string& id) {
@@ -406,7 +409,7 @@ void read_items(MapReader& top, Campaign& c, Diagnostics& d) {
                                   "'. Violated constraint: letters, digits, '.', '_' and '-' (it names files)");
     read_item_keys(r, draft, c.root, d);
     check_item(r, draft, draft.item, c.root);
-    if (c.find_item(draft.item.id) != nullptr)
+    if (!draft.item.id.empty() && c.find_item(draft.item.id) != nullptr)
       r.problem("items[" + std::to_string(i) + "]: id '" + limits::cut(draft.item.id) +
                 "' again. Violated constraint: each item's id once (give `id:` to measure a model twice)");
     r.finish();

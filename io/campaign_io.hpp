@@ -35,8 +35,8 @@
 //       goal: {error: 0.10}                               # |relative error| <= error; under:, over: one-sided
 //       items: [olmo]                                     # optional: campaign item ids (default: every item)
 //
-// Paths are relative to the repository root: the nearest folder above the campaign file that holds
-// `measurements/`. `run: null` (or `probes: null`) in an item drops the defaults' run (probes).
+// Paths are relative to the repository root: the nearest folder above the campaign file that holds `measurements/`
+// and `scenarios/`. `run: null` (or `probes: null`) in an item drops the defaults' run (probes).
 #include <cstdint>
 #include <optional>
 #include <string>

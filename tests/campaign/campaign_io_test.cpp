@@ -170,7 +170,7 @@ items: []
 
 TEST_CASE("a campaign outside any repository is refused at its first line", "[campaign][io]") {
   stepcast::testing::TempFile loose(campaign_head("t") + "items: []\n", ".yaml");
-  CHECK_THROWS_WITH(io::load_campaign(loose.path()), Contains(":1:1: no folder above the campaign holds measurements/"));
+  CHECK_THROWS_WITH(io::load_campaign(loose.path()), Contains(":1:1: no folder above the campaign holds measurements/ and scenarios/"));
 }
 
 TEST_CASE("a goal: |e| bound, one-sided bounds, both", "[campaign][io]") {
