@@ -150,7 +150,7 @@ TEST_CASE("families2 predicts its registered file line for line", "[campaign][pr
                             "transfer", "coefficients", "model"})
       CHECK(p.lines[i][key] == registered[i][key]);
   }
-  // The harness's command line: the points of tools/device/families2.sh, in its order.
+  // The harness's command line: the points of the families2.sh it replaces, in its order.
   const auto& args = p.plan["items"][0]["measure_args"];
   CHECK(args[7] == "scaling:1x1024,scaling:1x2048,scaling:1x4096,scaling:1x8192,scaling:2x2048,scaling:4x2048,"
                    "scaling:2x4096,scaling:4x1024,padding:2x4096:0.25,padding:4x2048:0.37,padding:1x8192:0.25,"
