@@ -1,5 +1,6 @@
 // Campaign files (io/campaign_io): what they say after defaults, the processes they expand into, and every refusal at
 // file:line:col, all at once.
+#include <fstream>
 #include <string>
 
 #include "campaign_fixture.hpp"
@@ -202,4 +203,19 @@ TEST_CASE("probe points: RxW[:PAD] as measure --points takes them", "[campaign][
     CHECK_FALSE(io::parse_probe_point(bad, why));
     CHECK_THAT(why, Contains("Violated constraint"));
   }
+}
+
+TEST_CASE("six families x two policies is a file of about 40 lines", "[campaign][io]") {
+  const std::string path = std::string(STEPCAST_TEST_DATA) + "/campaigns/six-families.yaml";
+  std::ifstream in(path);
+  int64_t lines = 0;
+  for (std::string line; std::getline(in, line);) ++lines;
+  CHECK(lines <= 40);
+  const io::Campaign c = io::load_campaign(path);
+  CHECK(c.items.size() == 6);
+  const auto plan = io::plan_items(c);
+  REQUIRE(plan.size() == 12);
+  CHECK(plan[11].id == "qwen3-30b-a3b/bucket-to-pair");
+  CHECK(plan[11].run_id == "qwen3-30b-a3b/hf-run-a-64/bucket-to-pair");
+  for (const auto& it : c.items) CHECK(it.run->batching.max_length == 8192);
 }
