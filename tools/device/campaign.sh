@@ -107,9 +107,9 @@ while IFS=$'\t' read -r n id stack limit allocator records has_run; do
     flags=(--only "$id"); (( dry )) && flags+=(--dry-run)
     alloc=default; [[ $allocator == expandable-segments ]] && alloc=expandable_segments:True
     if [[ $alloc == default ]]; then
-      timeout "$secs" python3 "$executor" "$plan" "$work/records" "${flags[@]}" >"$log" 2>&1 </dev/null
+      timeout -k 30 "$secs" python3 "$executor" "$plan" "$work/records" "${flags[@]}" >"$log" 2>&1 </dev/null
     else
-      PYTORCH_CUDA_ALLOC_CONF=$alloc timeout "$secs" python3 "$executor" "$plan" "$work/records" "${flags[@]}" \
+      PYTORCH_CUDA_ALLOC_CONF=$alloc timeout -k 30 "$secs" python3 "$executor" "$plan" "$work/records" "${flags[@]}" \
         >"$log" 2>&1 </dev/null
     fi
     rc=$?; state=ran
@@ -123,12 +123,13 @@ while IFS=$'\t' read -r n id stack limit allocator records has_run; do
       mapfile -d '' args <"$work/args/$n.$kind"
       input=/dev/null; (( has_run && !dry )) && input=$work/args/$n.corpus
       alloc_env=(); [[ $allocator == expandable-segments ]] && alloc_env=(PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True)
-      env "${alloc_env[@]}" timeout "$secs" "$stepcast" measure "${args[@]}" --out "$work/records/$records" \
+      env "${alloc_env[@]}" timeout -k 30 "$secs" "$stepcast" measure "${args[@]}" --out "$work/records/$records" \
         --kernel-dir "$work/kernels/${records%.jsonl}" >"$log" 2>&1 <"$input"
       rc=$?; state=ran
     fi
   fi
-  (( rc == 124 )) && [[ $state == ran ]] && state="timed out after $secs s (records so far kept)"
+  # timeout: 124 after SIGTERM, 137 when the process ignored it and was killed 30 s later.
+  (( rc == 124 || rc == 137 )) && [[ $state == ran ]] && state="timed out after $secs s (records so far kept)"
   (( rc != 0 )) && status=1
   seconds=$(( $(date +%s) - started ))
   printf '%s\t%s\t%s\t%s\t%s\n' "$id" "$stack" "$rc" "$seconds" "$state" >>"$work/items.tsv"
