@@ -70,6 +70,7 @@ int run(int argc, char** argv) {
   add_validate_command(app);
 #endif
   add_kernels_command(app);
+  add_campaign_command(app);
   add_measure_forwarder(app);
   return parse_and_run(app, argc, argv);
 }

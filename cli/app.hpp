@@ -25,6 +25,7 @@ void add_drift_command(CLI::App& app);
 void add_calibrate_command(CLI::App& app);  // only with STEPCAST_WITH_CALIBRATE (Ceres)
 void add_validate_command(CLI::App& app);   // only with STEPCAST_WITH_CALIBRATE (Ceres)
 void add_kernels_command(CLI::App& app);
+void add_campaign_command(CLI::App& app);
 // `measure` lives in its own executable, stepcast-measure (LibTorch is large: linking it into stepcast
 // would cost every other subcommand ~0.7 s of start-up). stepcast forwards `measure ...` to it.
 void add_measure_command(CLI::App& app);    // in stepcast-measure only (cmd_measure.cpp)

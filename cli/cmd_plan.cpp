@@ -29,7 +29,6 @@
 namespace stepcast::cli {
 
 using io::load_coefficients;
-using io::load_corpus_file;
 using io::load_model;
 using io::load_scenario;
 using io::save_corpus_csv;
@@ -136,25 +135,6 @@ Scenario scenario_with_overrides(const PlanOptions& o) {
   return s;
 }
 
-planner::Corpus read_corpus(const CorpusSource& c, std::string& description) {
-  if (c.synthetic) {
-    description = "synthetic (seed " + std::to_string(c.synthetic->seed) + ")";
-    return planner::generate_synthetic(*c.synthetic);
-  }
-  if (!c.histogram.empty()) {
-    description = "histogram of " + std::to_string(c.histogram.size()) + " lengths";
-    return planner::expand_histogram(c.histogram, c.histogram_seed);
-  }
-  description = c.file == "-" ? "stdin" : c.file;
-  return load_corpus_file(c.file, c.options);
-}
-
-planner::Corpus load_corpus(const CorpusSource& c, std::string& description) {
-  planner::Corpus corpus = read_corpus(c, description);
-  if (corpus.size() == 0) throw InputError(description + ": the corpus has no samples. Violated constraint: at least one");
-  return corpus;
-}
-
 // What predicts a micro-batch, in words, and the transfer behind it (model/transfer.hpp).
 struct PredictorInfo {
   std::string description;
@@ -168,18 +148,15 @@ std::unique_ptr<model::StepPredictor> make_predictor(const Scenario& s, const Tr
     info.description = "width-quadratic equation from the scenario";
     return std::make_unique<planner::WidthQuadraticPredictor>(*s.width_quadratic);
   }
-  const model::Coefficients c = load_coefficients(s.coefficients);
   // The scenario's model and GPU are what is asked: another one than the coefficients' is a transfer.
-  const model::ModelShape shape = load_model(s.model.empty() ? c.model : s.model);
   TransferOptions asked = t_opts;
   if (asked.gpu.empty()) asked.gpu = s.gpu_name;
-  const model::Transfer t = transfer_for(c, s.coefficients, shape, s.model, asked);
-  info.description = "StepModel " + shape.name + " on " + t.gpu.name + ", tier " + t.coefficients.tier + " (" +
-                     s.coefficients + ", " + std::to_string(c.points) + " points)";
+  const io::StepModelChoice choice = io::choose_step_model(s.coefficients, s.model, asked);
+  const model::Transfer& t = choice.transfer;
+  info.description = choice.description;
   if (t.transferred()) info.transfer = t.summary();
-  // A wall clock sums many steps whose errors share one cause: the step's relative bound, not reduced.
-  info.wall_clock_half_width = 1.645 * c.step_rms_rel + t.transfer_half_width;
-  return std::make_unique<model::StepModel>(shape, t.coefficients, t.gpu);
+  info.wall_clock_half_width = choice.wall_clock_half_width;
+  return std::make_unique<model::StepModel>(choice.shape, t.coefficients, t.gpu);
 }
 
 // What several GPUs move and over which link: the model's LoRA workload and the GPU table's interconnect.
@@ -305,7 +282,7 @@ void run_plan(const PlanOptions& o) {
   const Scenario s = scenario_with_overrides(o);
   check_outputs(o, s);
   std::string corpus_desc;
-  const planner::Corpus corpus = load_corpus(s.corpus, corpus_desc);
+  const planner::Corpus corpus = io::load_corpus_source(s.corpus, corpus_desc);
   if (!o.save_corpus.empty()) save_corpus_csv(o.save_corpus, corpus);
   PredictorInfo info;
   const auto predictor = make_predictor(s, o.transfer, info);

@@ -7,24 +7,18 @@
 #include <vector>
 
 #include "calibrate/records.hpp"
+#include "io/step_model_choice.hpp"
 #include "model/shape.hpp"
 #include "model/transfer.hpp"
 
 namespace stepcast::cli {
 
-struct TransferOptions {
-  std::string gpu;   // empty: the coefficients'
-  std::string tier;  // empty: the coefficients'
-  bool transfer = false;
-};
+// The options and the transfer itself live in the library (io/step_model_choice.hpp), so that the campaign library
+// and a second front end ask the same question.
+using io::TransferOptions;
+using io::transfer_for;
 
 void add_transfer_options(CLI::App* cmd, TransferOptions& o);
-
-// The coefficients for the asked GPU and tier and for `shape`. A model asked with --model (`model_arg`, a name or a
-// config path) is a model transfer unless it has the coefficients' model's weights and GEMM work. Throws
-// InputError naming each mismatch, located at the coefficient file's key (and the config file), without --transfer.
-model::Transfer transfer_for(const model::Coefficients& c, const std::string& coefficients_path,
-                             const model::ModelShape& shape, const std::string& model_arg, const TransferOptions& o);
 
 // JSON `provenance`: the names of t.provenance, most trusted first ("calibrated", "transferred-gpu", ...).
 nlohmann::json provenance_json(const model::Transfer& t);

@@ -48,6 +48,8 @@ const fs::path& scratch_dir() {
     }
     std::error_code ec;
     fs::create_directory_symlink(fs::path(STEPCAST_MEASUREMENTS) / "records", d / "measurements", ec);
+    // A campaign's paths are relative to the folder holding measurements/ (this one): scenarios/ as in the repository.
+    fs::create_directory_symlink(fs::path(STEPCAST_SCENARIOS), d / "scenarios", ec);
     return d;
   }();
   return dir;

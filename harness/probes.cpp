@@ -408,18 +408,6 @@ double median(std::vector<double> v) {
   return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-std::vector<int64_t> padded_rows(int64_t rows, int64_t width, double padding) {
-  const auto total = static_cast<int64_t>(std::llround((1.0 - padding) * static_cast<double>(rows * width)));
-  if (rows == 1) return {std::max<int64_t>(2, total)};
-  std::vector<int64_t> out(static_cast<size_t>(rows), width);
-  const int64_t rest = std::max<int64_t>(2 * (rows - 1), total - width);  // real tokens of rows 1..R-1
-  for (int64_t r = 1; r < rows; ++r) {
-    const int64_t share = rest / (rows - 1) + (r <= rest % (rows - 1) ? 1 : 0);
-    out[static_cast<size_t>(r)] = std::min(width, share);
-  }
-  return out;
-}
-
 std::vector<PointSpec> plan_points(const SweepOptions& o) {
   Diagnostics d;
   for (const auto& probe : o.probes)

@@ -70,9 +70,9 @@ struct PointSpec {
   std::string key() const;    // probe|tier|rows|width: what a re-run compares to skip a point
 };
 
-// Rows for R rows of width W with a share `padding` of pad tokens: row 0 is full (so the batch really
-// needs width W), the other rows share the remaining real tokens evenly; one row is simply shortened.
-std::vector<int64_t> padded_rows(int64_t rows, int64_t width, double padding);
+// Rows for R rows of width W with a share `padding` of pad tokens: the model library's rule, which predictions of
+// a probe point use too (model/batch.hpp).
+using model::padded_rows;
 
 // Every point of a sweep, in order (validated: bad probes/tiers/shapes are InputErrors).
 std::vector<PointSpec> plan_points(const SweepOptions& options);

@@ -57,12 +57,15 @@ void for_each_map(MapReader& r, const std::string& key, Diagnostics& d, const st
   }
 }
 
-// A file the scenario names must exist, so that its absence is reported at the line that names it.
-void check_named_file(MapReader& r, const std::string& key, const std::string& resolved) {
+// A file the input names must exist, so that its absence is reported at the line that names it. `relative_to`
+// says what a relative path is resolved against ("the scenario").
+void check_named_file(MapReader& r, const std::string& key, const std::string& resolved,
+                      const std::string& relative_to = "the scenario") {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(resolved, ec))
     r.problem(r.node(key), key_path(r, key) + " = '" + limits::cut(r.node(key).Scalar()) + "': no such file (" +
-                               limits::cut(resolved) + "). Violated constraint: an existing file, relative to the scenario");
+                               limits::cut(resolved) + "). Violated constraint: an existing file, relative to " +
+                               relative_to);
 }
 
 // With coefficients, plan loads the scenario's model: a name that resolves to no config is refused here, at the
@@ -123,19 +126,23 @@ planner::SyntheticSpec read_synthetic(MapReader& r, Diagnostics& d) {
   return spec;
 }
 
-void read_corpus(MapReader& top, Scenario& s, Diagnostics& d) {
-  MapReader c = top.child("corpus");
+}  // namespace
+
+CorpusSource read_corpus_mapping(MapReader& c, const std::string& base_dir, const std::string& relative_to,
+                                 Diagnostics& d) {
+  CorpusSource corpus;
   const int sources = (c.has("file") ? 1 : 0) + (c.has("synthetic") ? 1 : 0) + (c.has("histogram") ? 1 : 0);
-  if (sources != 1) c.problem("corpus: exactly one of 'file', 'synthetic' or 'histogram' is required");
-  if (c.read("file", s.corpus.file, false) && s.corpus.file != "-") {
-    s.corpus.file = resolve_beside(s.path, s.corpus.file);
-    check_named_file(c, "file", s.corpus.file);
+  if (sources != 1) c.problem(c.path() + ": exactly one of 'file', 'synthetic' or 'histogram' is required");
+  if (c.read("file", corpus.file, false) && corpus.file != "-") {
+    corpus.file = resolve_in(base_dir, corpus.file);
+    check_named_file(c, "file", corpus.file, relative_to);
   }
-  if (c.read("length_field", s.corpus.options.length_field, false) && s.corpus.file.empty())
-    c.problem(c.node("length_field"), "corpus.length_field without corpus.file. Violated constraint: it names a field of a file");
+  if (c.read("length_field", corpus.options.length_field, false) && corpus.file.empty())
+    c.problem(c.node("length_field"), c.path() + ".length_field without " + c.path() +
+                                          ".file. Violated constraint: it names a field of a file");
   if (c.has("synthetic")) {
     MapReader syn = c.child("synthetic");
-    s.corpus.synthetic = read_synthetic(syn, d);
+    corpus.synthetic = read_synthetic(syn, d);
     syn.finish();
   } else {
     c.node("synthetic");
@@ -144,7 +151,7 @@ void read_corpus(MapReader& top, Scenario& s, Diagnostics& d) {
     MapReader h = c.child("histogram");
     int64_t seed = 0;
     int64_t total = 0;
-    if (h.read("seed", seed, false, 0)) s.corpus.histogram_seed = static_cast<uint64_t>(seed);
+    if (h.read("seed", seed, false, 0)) corpus.histogram_seed = static_cast<uint64_t>(seed);
     for_each_map(h, "bins", d, "{length, count}", [&](MapReader& bin) {
       planner::HistogramBin b;
       bin.read("length", b.length, true, 1, limits::kMaxWidth);
@@ -153,12 +160,20 @@ void read_corpus(MapReader& top, Scenario& s, Diagnostics& d) {
       if (total > kMaxSamples)
         bin.problem(bin.path() + ".count: the bins hold " + std::to_string(total) +
                     " samples so far. Violated constraint: <= " + std::to_string(kMaxSamples) + " in all");
-      s.corpus.histogram.push_back(b);
+      corpus.histogram.push_back(b);
     });
     h.finish();
   } else {
     c.node("histogram");
   }
+  return corpus;
+}
+
+namespace {
+
+void read_corpus(MapReader& top, Scenario& s, Diagnostics& d) {
+  MapReader c = top.child("corpus");
+  s.corpus = read_corpus_mapping(c, std::filesystem::path(s.path).parent_path().string(), "the scenario", d);
   c.finish();
 }
 
@@ -319,10 +334,30 @@ void read_top(MapReader& top, Scenario& s, Diagnostics& d) {
 
 }  // namespace
 
-std::string resolve_beside(const std::string& file, const std::string& relative) {
+std::string resolve_in(const std::string& folder, const std::string& relative) {
   const std::filesystem::path p(relative);
   if (p.is_absolute()) return relative;
-  return (std::filesystem::path(file).parent_path() / p).lexically_normal().string();
+  return (std::filesystem::path(folder) / p).lexically_normal().string();
+}
+
+std::string resolve_beside(const std::string& file, const std::string& relative) {
+  return resolve_in(std::filesystem::path(file).parent_path().string(), relative);
+}
+
+planner::Corpus load_corpus_source(const CorpusSource& c, std::string& description) {
+  planner::Corpus corpus;
+  if (c.synthetic) {
+    description = "synthetic (seed " + std::to_string(c.synthetic->seed) + ")";
+    corpus = planner::generate_synthetic(*c.synthetic);
+  } else if (!c.histogram.empty()) {
+    description = "histogram of " + std::to_string(c.histogram.size()) + " lengths";
+    corpus = planner::expand_histogram(c.histogram, c.histogram_seed);
+  } else {
+    description = c.file == "-" ? "stdin" : c.file;
+    corpus = load_corpus_file(c.file, c.options);
+  }
+  if (corpus.size() == 0) throw InputError(description + ": the corpus has no samples. Violated constraint: at least one");
+  return corpus;
 }
 
 Scenario load_scenario(const std::string& path) {

@@ -32,6 +32,7 @@
 #include "planner/simulate.hpp"
 #include "planner/sweep.hpp"
 #include "planner/width_quadratic.hpp"
+#include "model/errors.hpp"
 
 namespace stepcast::io {
 
@@ -73,5 +74,18 @@ void add_cold_start(Scenario& s);
 
 // `relative` resolved against the folder of `file` (absolute paths stay as they are).
 std::string resolve_beside(const std::string& file, const std::string& relative);
+// `relative` resolved against `folder` (absolute paths stay as they are).
+std::string resolve_in(const std::string& folder, const std::string& relative);
+
+// A corpus mapping {file, length_field} | {synthetic: {...}} | {histogram: {...}} (the scenario's `corpus:`, also a
+// campaign run's), its file resolved against `base_dir` and checked to exist; `relative_to` names that folder in
+// messages. Problems go to the reader's diagnostics; the caller calls finish().
+class MapReader;
+CorpusSource read_corpus_mapping(MapReader& corpus, const std::string& base_dir, const std::string& relative_to,
+                                 Diagnostics& d);
+
+// The samples of a corpus source (a file, a synthetic mix or a histogram), and what it is in words ("synthetic
+// (seed 7)", the file's path). An empty corpus is an InputError.
+planner::Corpus load_corpus_source(const CorpusSource& c, std::string& description);
 
 }  // namespace stepcast::io

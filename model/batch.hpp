@@ -41,6 +41,11 @@ struct MicroBatch {
   bool has_padding() const { return real_tokens() < padded_tokens(); }
 };
 
+// The rows of a probe point R x W with a share `padding` of pad tokens (the harness's padded probes, and every
+// prediction of one): row 0 is full (so the batch really needs width W), the other rows share the remaining real
+// tokens evenly (each at least 2, at most W); one row is simply shortened. padding in [0, 1).
+std::vector<int64_t> padded_rows(int64_t rows, int64_t width, double padding);
+
 // A step's two sides: the device's time and the host's time to issue it (model/features.hpp), and the step.
 struct StepSides {
   double step_s = 0;

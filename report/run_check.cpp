@@ -18,11 +18,6 @@ std::vector<model::MicroBatch> recorded_batches(const calibrate::RecordedRun& ru
   return batches;
 }
 
-int64_t jit_added(const calibrate::Record& r) {
-  const auto it = r.extra.find("jit_cache_files_added");
-  return it != r.extra.end() && it->is_number_integer() ? it->get<int64_t>() : 0;
-}
-
 // The planner's own prediction of the run from its corpus, and whether its micro-batches are the recorded ones.
 void plan_from_corpus(const calibrate::RecordedRun& run, const model::StepModel& model, RunCheck& check) {
   const auto policy = planner::parse_policy(run.policy);
@@ -87,7 +82,7 @@ RunCheck check_run(const calibrate::RecordedRun& run, const model::StepModel& mo
       c.batch_max_index = static_cast<int64_t>(i);
     }
     if (e.host_bound) ++c.host_bound;
-    if (jit_added(step.record) > 0) {
+    if (jit_cache_growth(step.record) > 0) {
       ++c.jit_batches;
       c.jit_excess_s += measured - predicted;
     }
@@ -103,6 +98,11 @@ bool same_corpus(const calibrate::RecordedRun& a, const calibrate::RecordedRun& 
 }
 
 }  // namespace
+
+int64_t jit_cache_growth(const calibrate::Record& r) {
+  const auto it = r.extra.find("jit_cache_files_added");
+  return it != r.extra.end() && it->is_number_integer() ? it->get<int64_t>() : 0;
+}
 
 RunValidation check_runs(const std::vector<calibrate::RecordedRun>& runs, const model::StepModel& model) {
   RunValidation v;

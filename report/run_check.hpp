@@ -55,6 +55,10 @@ struct RunValidation {
 
 RunValidation check_runs(const std::vector<calibrate::RecordedRun>& runs, const model::StepModel& model);
 
+// Files the driver's JIT cache gained during a micro-batch (the record's jit_cache_files_added, written by the
+// transformers + peft executors; 0 when absent): > 0 means kernels were compiled for a cold cache (docs/host.md).
+int64_t jit_cache_growth(const calibrate::Record& record);
+
 nlohmann::json run_validation_json(const RunValidation& v);
 void print_run_validation(const RunValidation& v, const std::string& file, std::ostream& out);
 

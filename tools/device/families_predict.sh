@@ -4,7 +4,8 @@
 # pads them (tools/device/harness_rows.py). Runs here:
 #   tools/device/families_predict.sh > measurements/predictions/families.jsonl
 # It reproduces that file at the commit that added it (a4d68f5): a later stepcast refuses another model without
-# --transfer (docs/method.md "Transfer"), and predicting with it is what tools/device/families2_predict.sh does.
+# --transfer (docs/method.md "Transfer"), and predicting with it is what `stepcast campaign predict
+# measurements/campaigns/families2.yaml` does.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BIN=${BIN:-build/cli/stepcast}

@@ -3,7 +3,7 @@
 # check predictions committed before this runs (measurements/predictions/fewshot_check.jsonl: zero shot and few
 # shot, docs/families.md). Larger and more rows than any record of either model: 1 x 16384, 2 x 8192, 8 x 1024,
 # 8 x 2048 and a padded 4 x 4096; the harness's default tier, LoRA r=16 on the targets of each model's earlier
-# records (Qwen1.5-MoE: q, k, v, o as tools/device/families2.sh; Qwen2.5-7B: the default, every linear, as
+# records (Qwen1.5-MoE: q, k, v, o as measurements/campaigns/families2.yaml; Qwen2.5-7B: the default, every linear, as
 # tools/device/transfer3.sh), 1 warm-up + 2 timed steps.
 # Everything goes into one tar file, $OUT/fewshot_check.tar.gz.
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The rows the harness gives a padded point (harness/probes.cpp padded_rows): row 0 full, the other rows share
+"""The rows the harness gives a padded point (model/batch.cpp padded_rows, which the harness runs): row 0 full, the other rows share
 the real tokens, so a point's padding share is what it names. The one Python copy of that rule, without torch:
 tools/device/hf_fidelity.py and the scripts that write predictions before a measurement import or run it.
 
