@@ -154,25 +154,27 @@ nlohmann::json lora_json(const io::LoraSettings& l) {
   return {{"rank", l.rank}, {"alpha", l.alpha}, {"dropout", l.dropout}, {"targets", l.targets}};
 }
 
-// The probes of an hf-peft plan item: the points, then kernel-table points (a point in both is one probe).
+// The probes of an hf-peft plan item: the points, then kernel-table and memory-snapshot points (a point in several
+// lists is one probe that does each).
 nlohmann::json plan_probes(const io::ProbeSettings& probes) {
   nlohmann::json out = nlohmann::json::array();
-  std::set<std::string> tabled;
+  std::set<std::string> tabled, snapped;
   for (const auto& k : probes.kernels) tabled.insert(k.text);
-  const auto add = [&](const io::ProbePoint& point, bool kernels) {
+  for (const auto& m : probes.memory_snapshots) snapped.insert(m.text);
+  const auto add = [&](const io::ProbePoint& point) {
     nlohmann::json j{{"point", point.text},
                      {"rows", point.row_tokens},
                      {"width", point.width},
                      {"warmup", probes.warmup},
                      {"repetitions", probes.repetitions}};
-    if (kernels) j["kernels"] = true;
+    if (tabled.count(point.text)) j["kernels"] = true;
+    if (snapped.count(point.text)) j["memory_snapshot"] = true;
     out.push_back(std::move(j));
   };
   std::set<std::string> done;
-  for (const auto& point : probes.points)
-    if (done.insert(point.text).second) add(point, tabled.count(point.text) > 0);
-  for (const auto& point : probes.kernels)
-    if (done.insert(point.text).second) add(point, true);
+  for (const auto* list : {&probes.points, &probes.kernels, &probes.memory_snapshots})
+    for (const auto& point : *list)
+      if (done.insert(point.text).second) add(point);
   return out;
 }
 

@@ -96,6 +96,8 @@ void read_probes(MapReader& r, ProbeSettings& p) {
   if (given) p.points = std::move(points);
   auto kernels = read_points(r, "kernels", given);
   if (given) p.kernels = std::move(kernels);
+  auto snapshots = read_points(r, "memory_snapshots", given);
+  if (given) p.memory_snapshots = std::move(snapshots);
   r.read("warmup", p.warmup, false, 0, kMaxStepsPerPoint);
   r.read("repetitions", p.repetitions, false, 1, kMaxStepsPerPoint);
 }
@@ -297,6 +299,9 @@ void check_item(MapReader& r, const Draft& draft, CampaignItem& it, const std::s
       if (r.has(key))
         r.problem(r.node(key), key_path(r, key) + " on a harness item. Violated constraint: the harness's kernels are "
                                                    "its tier's");
+    if (it.probes && !it.probes->memory_snapshots.empty())
+      r.problem(key_path(r, "probes.memory_snapshots") + " on a harness item. Violated constraint: hf-peft items only "
+                "(the transformers + peft executor records the allocator's history)");
   } else {
     if (r.has("tier"))
       r.problem(r.node("tier"), key_path(r, "tier") + " on an hf-peft item. Violated constraint: its tier is "

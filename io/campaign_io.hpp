@@ -76,6 +76,8 @@ std::optional<ProbePoint> parse_probe_point(const std::string& text, std::string
 struct ProbeSettings {
   std::vector<ProbePoint> points;   // timed and predicted: the checks' points
   std::vector<ProbePoint> kernels;  // a kernel table each (not a check point: the harness times it under CUPTI)
+  // hf-peft: one step each under the allocator's history, what is live at its peak (tools/device/hf_campaign.py)
+  std::vector<ProbePoint> memory_snapshots;
   int64_t warmup = 1;
   int64_t repetitions = 2;
 };

@@ -17,12 +17,23 @@
 #   tools/device/campaign.sh PLAN.json --dry-run   here: harness processes on the CPU with a tiny config of the
 #       family (the plan's dry_run_args; needs a harness build, else skipped), hf-peft ones through the executor's
 #       --dry-run; no ready check, no build ($STEPCAST or build/cli/stepcast)
+#   tools/device/campaign.sh PLAN.json --only ITEM[,ITEM...]   only the processes of these campaign items (a campaign
+#       longer than one device command runs in several; total_limit_s then bounds each command)
 # Exit: 0 every process ran, 1 one failed, timed out or was skipped for time, 2 a bad plan or not ready.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-plan=${1:?usage: tools/device/campaign.sh PLAN.json [--dry-run]}
+plan=${1:?usage: tools/device/campaign.sh PLAN.json [--dry-run] [--only ITEM,...]}
+shift
 dry=0
-[[ "${2:-}" == "--dry-run" ]] && dry=1
+only=""
+while (( $# )); do
+  case $1 in
+    --dry-run) dry=1 ;;
+    --only) only=${2:?--only needs item ids}; shift ;;
+    *) echo "campaign.sh: unknown argument $1"; exit 2 ;;
+  esac
+  shift
+done
 OUT=${OUT:-/tmp/out}
 executor=${HF_EXECUTOR:-tools/device/hf_campaign.py}
 mkdir -p "$OUT"
@@ -96,6 +107,7 @@ fi
 status=0
 printf 'process\tstack\trc\tseconds\tstatus\n' >"$work/items.tsv"
 while IFS=$'\t' read -r n id stack limit allocator records has_run; do
+  if [[ -n $only ]] && ! [[ ",$only," == *",${id%%/*},"* ]]; then continue; fi
   log="$work/logs/${records%.jsonl}.log"
   left=$(( total_limit - ($(date +%s) - t0) ))
   secs=$limit

@@ -112,7 +112,7 @@ def load_plan(path, only):
 
 
 def item_file(outdir, item):
-    return os.path.join(outdir, item["id"].replace("/", "__") + ".jsonl")
+    return os.path.join(outdir, item.get("records") or item["id"].replace("/", "__") + ".jsonl")
 
 
 def describe(item):
@@ -472,7 +472,11 @@ class Executor:
                   "short_threshold_ns": 10000,
                   "label": "%s %dx%d rows=%s %s (torch.profiler)" % (self.item["model"], len(rows), width,
                                                                      ",".join(map(str, rows)), self.item["tier"])}
-        with open(os.path.join(self.outdir, name), "w") as f:
+        # Beside the records, as the runner keeps the harness's: kernels/<process>/ (docs/campaigns.md).
+        folder = os.path.join(os.path.dirname(os.path.abspath(self.outdir)), "kernels",
+                              os.path.basename(self.out_path)[:-len(".jsonl")])
+        os.makedirs(folder, exist_ok=True)
+        with open(os.path.join(folder, name), "w") as f:
             f.write(json.dumps(header) + "\n")
             for row in sorted(table.values(), key=lambda r: (-r["total_ns"], r["name"])):
                 f.write(json.dumps(row) + "\n")
