@@ -15,7 +15,7 @@ using stepcast::testing::TempFile;
 using Catch::Matchers::Contains;
 
 namespace {
-const std::string kSeed = std::string(STEPCAST_SCENARIOS) + "/measurements/seed-sm120.jsonl";
+const std::string kSeed = std::string(STEPCAST_MEASUREMENTS) + "/records/seed-sm120.jsonl";
 
 std::string temp_path(const std::string& stem) {
   return (std::filesystem::temp_directory_path() / (stem + std::to_string(::getpid()) + ".yaml")).string();

@@ -17,7 +17,7 @@ namespace sm = stepcast::model;
 namespace {
 std::vector<sc::Record> section(const std::string& name) {
   std::vector<sc::Record> out;
-  for (auto& r : sc::read_records(std::string(STEPCAST_SCENARIOS) + "/measurements/seed-sm120.jsonl"))
+  for (auto& r : sc::read_records(std::string(STEPCAST_MEASUREMENTS) + "/records/seed-sm120.jsonl"))
     if (r.extra.value("section", "") == name) out.push_back(r);
   return out;
 }

@@ -10,8 +10,9 @@ using Catch::Matchers::Contains;
 
 namespace {
 const std::string kScenarios = STEPCAST_SCENARIOS;
+const std::string kMeasurements = STEPCAST_MEASUREMENTS;
 const std::string kScenario = kScenarios + "/h200-gemma-4-26b-a4b.yaml";
-const std::string kRecords = kScenarios + "/measurements/h200-hf-peft.jsonl";
+const std::string kRecords = kMeasurements + "/records/h200-hf-peft.jsonl";
 }  // namespace
 
 TEST_CASE("measure --suggest proposes N distinct probes of the scenario's shapes, each lowering the wall-clock variance",

@@ -11,8 +11,9 @@ using Catch::Matchers::StartsWith;
 
 namespace {
 const std::string kScenarios = STEPCAST_SCENARIOS;
+const std::string kMeasurements = STEPCAST_MEASUREMENTS;
 const std::string kH200 = kScenarios + "/coefficients/h200-sdpa-auto-grouped-gqa-expand.yaml";
-const std::string kSeed = kScenarios + "/measurements/seed-sm120.jsonl";
+const std::string kSeed = kMeasurements + "/records/seed-sm120.jsonl";
 const std::string kRtx = "\"NVIDIA RTX PRO 6000 Blackwell\"";
 }  // namespace
 
@@ -123,8 +124,8 @@ TEST_CASE("a shape beyond the coefficients' domain is extrapolated-shape with a 
   CHECK_THAT(text.out, Contains("extrapolated-shape: tokens 32768 above"));
   // Records mode: each record carries its own provenance.
   const auto records = nlohmann::json::parse(
-      run_cli("predict --coefficients " + file.path() + " --measurements " + kScenarios +
-              "/measurements/h200-gemma-4-26b-a4b-gqa-expand.jsonl --format json").out)["records"];
+      run_cli("predict --coefficients " + file.path() + " --measurements " + kMeasurements +
+              "/records/h200-gemma-4-26b-a4b-gqa-expand.jsonl --format json").out)["records"];
   REQUIRE(records.size() == 21);
   for (const auto& r : records) CHECK(r["provenance"] == nlohmann::json::array({"calibrated"}));  // all fitted
 }
@@ -151,15 +152,15 @@ TEST_CASE("a domain whose minimum exceeds its maximum is exit 2 at its line", "[
 
 TEST_CASE("calibrate records the domain of the records its step fit used", "[transfer]") {
   TempFile out("", ".yaml");
-  const auto r = run_cli("calibrate --measurements " + kScenarios +
-                         "/measurements/h200-gemma-4-26b-a4b-gqa-expand.jsonl --out " + out.path() + " --force");
+  const auto r = run_cli("calibrate --measurements " + kMeasurements +
+                         "/records/h200-gemma-4-26b-a4b-gqa-expand.jsonl --out " + out.path() + " --force");
   REQUIRE(r.exit_code == 0);
   CHECK_THAT(slurp(out.path()), Contains("domain: {rows_min: 1, rows_max: 8, width_min: 1024, width_max: 16384, "
                                          "tokens_min: 1024, tokens_max: 16384}"));
 }
 
 namespace {
-const std::string kRuns = kScenarios + "/measurements/h200-packing2/packing2-runs.jsonl";  // H200, gqa-expand
+const std::string kRuns = kMeasurements + "/records/h200-packing2/packing2-runs.jsonl";  // H200, gqa-expand
 const std::string kRunCoefficients = kScenarios + "/coefficients/h200-gemma4-harness-run.yaml";
 
 // The harness-run coefficients with the text `from` replaced by `to` (one top-level line).

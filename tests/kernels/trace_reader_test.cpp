@@ -85,8 +85,8 @@ TEST_CASE("a gzip trace reads the same as its decompressed text", "[kernels][rea
 }
 
 TEST_CASE("a gzipped CUPTI table reads like a plain one", "[kernels][reader]") {
-  const std::string plain = STEPCAST_SCENARIOS
-      "/measurements/h200-gemma-4-26b-a4b-gqa-expand.kernels/kernels_sdpa-auto_grouped_gqa-expand_2x4096_4096_4096.jsonl";
+  const std::string plain = STEPCAST_MEASUREMENTS
+      "/records/h200-gemma-4-26b-a4b-gqa-expand.kernels/kernels_sdpa-auto_grouped_gqa-expand_2x4096_4096_4096.jsonl";
   std::ifstream in(plain);
   std::stringstream ss;
   ss << in.rdbuf();
