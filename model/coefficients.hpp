@@ -6,6 +6,7 @@
 #include <string>
 
 #include "model/features.hpp"
+#include "model/intervals.hpp"
 
 namespace stepcast::model {
 
@@ -29,6 +30,17 @@ struct ShapeDomain {
   int64_t tokens_min = 0, tokens_max = 0;
 };
 
+// The step fit's own held-out errors: each record predicted by a fit of the others (calibrate/held_out.hpp), the
+// calibrated interval's half-widths (model/intervals.hpp). Unknown in a file written before calibrate recorded
+// them: its calibrated interval comes from the fit's residual RMS and standard errors instead.
+struct HeldOut {
+  bool known = false;
+  std::string scheme;               // "leave-one-out" or "10-fold"
+  int64_t points_unpadded = 0;      // held-out records behind each half-width; 0: that half-width is the
+  int64_t points_padded = 0;        // conformal quantile of all the records (no record of its own kind)
+  HalfWidth half_width;
+};
+
 struct Coefficients {
   // Provenance.
   std::string model;
@@ -43,6 +55,7 @@ struct Coefficients {
   std::string prior;           // the coefficient file the fit was regularised toward; empty = none
   std::string fitted_records;  // fingerprints of the records fitted (io/fit_input.hpp); empty = not recorded
   ShapeDomain domain;          // the step fit's shapes
+  HeldOut held_out;            // the step fit's held-out errors
   // The fit.
   std::array<Term, kStepTerms> step{};
   std::array<Term, kMemoryTerms> memory{};
