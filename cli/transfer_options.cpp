@@ -1,22 +1,92 @@
 #include "cli/transfer_options.hpp"
 
-#include <filesystem>
 #include <fstream>
-#include <limits>
+#include <ostream>
 
-#include "io/model_config.hpp"
-#include "model/counts.hpp"
 #include "model/errors.hpp"
-#include "model/launches.hpp"
+#include "model/gpus.hpp"
+#include "model/limits.hpp"
+#include "model/stacks.hpp"
 
 namespace stepcast::cli {
 
 void add_transfer_options(CLI::App* cmd, TransferOptions& o) {
   cmd->add_option("--gpu", o.gpu, "Predict for this GPU (a name in scenarios/gpus.yaml; default: the coefficients')");
   cmd->add_option("--tier", o.tier, "Predict for this tier label (default: the coefficients')");
+  std::string stacks;
+  for (const auto& s : model::kStacks) stacks += (stacks.empty() ? "" : ", ") + std::string(s.name);
+  cmd->add_option("--stack", o.stack,
+                  "The stack that runs the job, whose host cost per kernel launch prices the host side (" + stacks +
+                      "; default: " + std::string(model::default_stack().name) +
+                      " on the default predictor, a fitted file's own host side otherwise; docs/host.md)")
+      ->check(CLI::IsMember([] {
+        std::vector<std::string> names;
+        for (const auto& s : model::kStacks) names.emplace_back(s.name);
+        return names;
+      }()));
   cmd->add_flag("--transfer", o.transfer,
-                "Allow a model, GPU or tier other than the coefficients' (efficiencies carried by the GPUs' peaks; "
-                "the output's first line says what was transferred)");
+                "Allow a GPU or tier other than the coefficients' (and, with --coefficients, another model); "
+                "efficiencies carried by the GPUs' peaks; the output's first line says what was transferred");
+}
+
+void add_lora_options(CLI::App* cmd, LoraOptions& o, const std::string& what) {
+  cmd->add_option("--lora-targets", o.targets,
+                  what + "'s LoRA target modules, comma-separated (default: the family's all-linear; an unknown name "
+                         "is exit 2 naming the family's modules)")
+      ->delimiter(',');
+  cmd->add_option("--lora-rank", o.rank, what + "'s LoRA rank (default: the coefficients')")
+      ->check(CLI::Range(int64_t{1}, limits::kMaxLoraRank));
+  cmd->add_option("--lora-alpha", o.alpha, what + "'s LoRA alpha (shown; the scaling costs nothing)")
+      ->check(CLI::PositiveNumber);
+}
+
+predict::PredictorAsk predictor_ask(const std::string& coefficients, const std::string& model, const TransferOptions& o) {
+  predict::PredictorAsk ask;
+  ask.coefficients = coefficients;
+  ask.coefficients_where = "--coefficients";
+  ask.model = model;
+  ask.gpu = o.gpu;
+  ask.tier = o.tier;
+  ask.stack = o.stack;
+  ask.transfer = o.transfer;
+  return ask;
+}
+
+predict::PredictorAsk records_ask(const std::vector<calibrate::Record>& records, const std::string& coefficients,
+                                  const std::string& model, const TransferOptions& o) {
+  predict::PredictorAsk ask = predictor_ask(coefficients, model, o);
+  const calibrate::Record& first = records.front();
+  if (!coefficients.empty()) return ask;
+  if (ask.model.empty()) ask.model = first.model;
+  if (ask.gpu.empty()) ask.gpu = first.gpu;
+  if (ask.tier.empty()) {
+    ask.tier = first.tier;
+    ask.tier_from_records = true;
+  }
+  return ask;
+}
+
+predict::PredictorAsk scenario_ask(const io::Scenario& s, bool from_flag, const TransferOptions& o) {
+  predict::PredictorAsk ask = predictor_ask(s.coefficients, s.model, o);
+  if (ask.gpu.empty()) ask.gpu = s.gpu_name;
+  ask.coefficients_where = s.coefficients_where;
+  ask.named_by_scenario = !from_flag && !s.coefficients.empty();
+  ask.lora_targets = s.lora.targets;
+  ask.lora_rank = s.lora.rank;
+  if (!s.lora.targets_where.empty()) ask.lora_where = s.lora.targets_where;
+  return ask;
+}
+
+void set_lora(predict::PredictorAsk& ask, const LoraOptions& o) {
+  ask.lora_targets = o.targets;
+  ask.lora_rank = o.rank;
+  ask.lora_where = "--lora-targets";
+}
+
+nlohmann::json provenance_json(const model::Transfer& t) {
+  nlohmann::json p = nlohmann::json::array();
+  for (auto v : t.provenance) p.push_back(model::provenance_name(v));
+  return p;
 }
 
 namespace {
@@ -30,58 +100,7 @@ std::string key_where(const std::string& path, const std::string& key) {
   return path + ":1";
 }
 
-// The same model under another name (a config path for a shipped model): same weights, same GEMM work.
-bool same_model(const model::ModelShape& shape, const std::string& coefficients_model) {
-  if (shape.name == coefficients_model) return true;
-  try {
-    const model::ModelShape theirs = io::load_model(coefficients_model);
-    return model::weight_bytes(shape, shape.dtype) == model::weight_bytes(theirs, theirs.dtype) &&
-           model::gemm_flops_per_token(shape).total() == model::gemm_flops_per_token(theirs).total();
-  } catch (const InputError&) {
-    return false;
-  }
-}
-
-// Kernel launches per step of both models (model/launches.hpp), each on its tier, with every expert hit; 0 for
-// a coefficients' model that no config names.
-void add_launches(model::TransferAsk& ask, const model::Coefficients& c, const model::ModelShape& shape) {
-  constexpr double kEveryExpertHit = std::numeric_limits<double>::infinity();
-  try {
-    ask.source_launches =
-        model::LaunchModel(io::load_model(c.model), model::tier_from_label(c.tier), c.lora_rank).per_step(kEveryExpertHit);
-  } catch (const InputError&) {
-    return;
-  }
-  const std::string tier = ask.tier.empty() ? c.tier : ask.tier;
-  ask.target_launches = model::LaunchModel(shape, model::tier_from_label(tier), c.lora_rank).per_step(kEveryExpertHit);
-}
-
 }  // namespace
-
-model::Transfer transfer_for(const model::Coefficients& c, const std::string& coefficients_path,
-                             const model::ModelShape& shape, const std::string& model_arg, const TransferOptions& o) {
-  const bool model_asked = !model_arg.empty() && !same_model(shape, c.model);
-  try {
-    model::TransferAsk ask{model_asked ? shape.name : "", o.gpu, o.tier};
-    if (model_asked) add_launches(ask, c, shape);
-    return model::transfer_coefficients(c, ask, o.transfer);
-  } catch (const InputError& e) {
-    // Locate the refusal: the coefficient file's key that differs, and the config file asked for.
-    const std::string key = model_asked ? "model" : (!o.gpu.empty() && model::gpu_info(o.gpu).name !=
-                                                                           model::gpu_info(c.gpu).name)
-                                                        ? "gpu"
-                                                        : "tier";
-    std::string where = key_where(coefficients_path, key);
-    if (model_asked && std::filesystem::is_regular_file(model_arg)) where = model_arg + ":1: (the config) and " + where;
-    throw InputError(where + ": " + e.what());
-  }
-}
-
-nlohmann::json provenance_json(const model::Transfer& t) {
-  nlohmann::json p = nlohmann::json::array();
-  for (auto v : t.provenance) p.push_back(model::provenance_name(v));
-  return p;
-}
 
 void require_records_on_gpu(const std::vector<calibrate::Record>& records, const model::Transfer& t,
                             const std::string& coefficients_path, const std::string& command) {
@@ -98,6 +117,11 @@ void require_records_on_gpu(const std::vector<calibrate::Record>& records, const
                        "); this record is another GPU, not " +
                        command + " (ask for it with --gpu \"" + gpu.name + "\" --transfer)");
   }
+}
+
+void print_predictor(std::ostream& out, const predict::Predictor& p) {
+  out << p.first_line << "\n";
+  for (const auto& n : p.notes) out << "note: " << n << "\n";
 }
 
 }  // namespace stepcast::cli
