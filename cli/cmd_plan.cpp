@@ -1,6 +1,7 @@
 // stepcast plan: simulate a training run over a real corpus and rank restart parameters.
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -330,7 +331,12 @@ void run_plan(const PlanOptions& o) {
   PlanOutput out = plan_output(s, corpus, corpus_desc, info.description, std::move(result), elapsed_s);
   out.transfer = info.transfer;
   // Padded micro-batches err more (model/intervals.hpp): a baseline with padding takes the padded half-width.
-  if (info.chosen) out.wall_clock_half_width = info.chosen->wall_clock_half_width(out.result.baseline.padding_fraction > 0);
+  if (info.chosen) {
+    const auto& b = out.result.baseline;
+    const double micro_batches = static_cast<double>(std::max<int64_t>(1, b.micro_batches));
+    out.wall_clock_half_width = info.chosen->wall_clock_half_width(
+        b.padding_fraction > 0, static_cast<double>(b.host_bound_micro_batches) / micro_batches);
+  }
   if (s.parallel) out.parallel = plan_parallel(s, corpus, *predictor, info, !o.no_sweep);
   if (o.format == Format::json)
     report::print_json(std::cout, "plan", report::plan_json(out));

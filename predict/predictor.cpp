@@ -1,5 +1,6 @@
 #include "predict/predictor.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -289,11 +290,14 @@ std::unique_ptr<model::StepModel> Predictor::step_model(const model::LoraChoice&
   return std::make_unique<model::StepModel>(shape, modules, c, transfer.gpu, with);
 }
 
-double Predictor::wall_clock_half_width(bool padded_batches) const {
+double Predictor::wall_clock_half_width(bool padded_batches, double host_bound_share) const {
   if (transfer.transferred()) return transfer.transfer_half_width.at(padded_batches);
   const model::HeldOut& h = transfer.coefficients.held_out;
   constexpr double kZ90 = 1.645;  // a file without held-out errors: its residual RMS as a normal error
-  return h.known ? h.half_width.at(padded_batches) : kZ90 * transfer.coefficients.step_rms_rel;
+  const double calibrated = h.known ? h.half_width.at(padded_batches) : kZ90 * transfer.coefficients.step_rms_rel;
+  const model::StackError& s = transfer.stack_error;
+  if (!s.known) return calibrated;
+  return host_bound_share * std::max(calibrated, s.host_bound) + (1 - host_bound_share) * std::max(calibrated, s.device_bound);
 }
 
 }  // namespace stepcast::predict

@@ -65,9 +65,11 @@ struct Predictor {
   // from `modules`; on a stack's host side, the launches are this LoRA plan's.
   std::unique_ptr<model::StepModel> step_model() const;
   std::unique_ptr<model::StepModel> step_model(const model::LoraChoice& lora) const;
-  // The relative half-width of a plan's 90 % wall-clock interval: the steps of one run share one systematic error,
-  // so it is the step half-width of the kind, not reduced by summing (docs/method.md, "Intervals").
-  double wall_clock_half_width(bool padded) const;
+  // The relative half-width of a plan's 90 % wall-clock interval: the steps of one run share one systematic error
+  // (a machine's host floor, a rate), so it is the step half-width of the kind, not reduced by summing; on a stack's
+  // host side, the host-bound share of the micro-batches takes the stack's host-bound error (docs/method.md,
+  // "Intervals").
+  double wall_clock_half_width(bool padded, double host_bound_share = 0) const;
 };
 
 // Throws InputError (exit 2) naming each problem: an unknown GPU, stack or model, a fitted file for another model,

@@ -176,7 +176,10 @@ TEST_CASE("each kind of prediction carries the interval of its own held-out erro
   CHECK(half_width(qwen, device_bound) == Approx(model::held_out_error(model::kModelTransfer).unpadded));
   CHECK(half_width(qwen, batch({4096, 3000}, 4096)) == Approx(model::held_out_error(model::kModelTransfer).padded));
   // A plan's wall clock: the kind's half-width, not reduced by summing correlated steps.
-  CHECK(gemma.wall_clock_half_width(false) == held.half_width.unpadded);
-  CHECK(gemma.wall_clock_half_width(true) == held.half_width.padded);
+  const double device = model::default_stack().error.device_bound, host = model::default_stack().error.host_bound;
+  CHECK(gemma.wall_clock_half_width(false) == Approx(std::max(held.half_width.unpadded, device)));
+  CHECK(gemma.wall_clock_half_width(true) == Approx(std::max(held.half_width.padded, device)));
+  // Half the micro-batches host-bound: half of them take the stack's host-bound error.
+  CHECK(gemma.wall_clock_half_width(true, 0.5) == Approx(0.5 * host + 0.5 * std::max(held.half_width.padded, device)));
   CHECK(qwen.wall_clock_half_width(true) == model::held_out_error(model::kModelTransfer).padded);
 }
