@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "model/errors.hpp"
+#include "model/intervals.hpp"
 #include "model/step_model.hpp"
 
 namespace stepcast::calibrate {
@@ -56,6 +57,7 @@ void run_folds(const FitShapes& shapes, const std::vector<Record>& records, cons
       row.line = r.line;
       row.fold = k;
       const model::MicroBatch b = to_batch(r);
+      row.padded = b.has_padding();
       if (r.step_s && !r.oom) {
         row.measured_step_s = *r.step_s;
         row.predicted_step_s = m.step_s(b);
@@ -101,6 +103,53 @@ Validation leave_one_model_out(const FitShapes& shapes, const std::vector<Record
   run_folds(shapes, records, options, fold_of, v);
   for (int k = 0; k < v.folds; ++k) v.notes.push_back("fold " + std::to_string(k) + ": " + models[static_cast<size_t>(k)]);
   return v;
+}
+
+namespace {
+
+std::vector<double> step_ratio_errors(const Validation& v, bool padded) {
+  std::vector<double> e;
+  for (const auto& r : v.rows)
+    if (r.padded == padded && r.measured_step_s && r.predicted_step_s)
+      e.push_back(model::ratio_error(*r.measured_step_s, *r.predicted_step_s));
+  return e;
+}
+
+}  // namespace
+
+model::HeldOut held_out_errors(const Validation& v) {
+  model::HeldOut h;
+  const auto unpadded = step_ratio_errors(v, false), padded = step_ratio_errors(v, true);
+  auto all = unpadded;
+  all.insert(all.end(), padded.begin(), padded.end());
+  if (all.empty()) return h;
+  h.known = true;
+  h.scheme = v.scheme == "leave-one-out" ? "leave-one-out" : std::to_string(v.folds) + "-fold";
+  h.points_unpadded = static_cast<int64_t>(unpadded.size());
+  h.points_padded = static_cast<int64_t>(padded.size());
+  h.half_width.unpadded = model::conformal_half_width(unpadded.empty() ? all : unpadded);
+  h.half_width.padded = model::conformal_half_width(padded.empty() ? all : padded);
+  return h;
+}
+
+IntervalCoverage interval_coverage(const Validation& v, bool padded) {
+  IntervalCoverage c;
+  const auto errors = step_ratio_errors(v, padded);
+  c.half_width = model::conformal_half_width(errors);
+  for (size_t i = 0; i < errors.size(); ++i) {
+    std::vector<double> others = errors;
+    others.erase(others.begin() + static_cast<std::ptrdiff_t>(i));
+    if (others.empty()) continue;
+    ++c.points;
+    if (errors[i] <= model::conformal_half_width(others)) ++c.inside;
+  }
+  return c;
+}
+
+model::HeldOut fit_held_out(const model::ModelShape& shape, const std::vector<Record>& records, const FitOptions& options) {
+  if (records.size() < 3) return {};
+  const int folds = records.size() <= kHeldOutLooMax ? 0 : 10;
+  return held_out_errors(cross_validate(shape, records, options, folds));
 }
 
 }  // namespace stepcast::calibrate

@@ -30,8 +30,8 @@ struct Provenance {
 };
 
 void stamp(nlohmann::json& line, const Provenance& p, const ItemPredictor& predictor) {
-  line["transfer"] = predictor.choice.transfer.summary();
-  line["predictor"] = predictor.choice.description;
+  line["transfer"] = predictor.chosen.transfer.summary();
+  line["predictor"] = predictor.description;
   line["coefficients"] = p.coefficients;
   line["stepcast_commit"] = p.commit;
   line["command"] = p.command;
@@ -59,9 +59,9 @@ void predict_probes(const io::CampaignItem& item, const io::PlanItem& process, c
                         {"width", b.width},
                         {"predicted_step_s", step},
                         {"predicted_peak_gib", m.memory_table(b).total_gib()}};
-    const model::Transfer t = model::at_shape(predictor.choice.transfer, b.num_rows(), b.width);
+    const model::Transfer t = model::at_shape(predictor.chosen.transfer, b.num_rows(), b.width);
     double lo = 0, hi = 0;
-    if (model::step_interval(t, m.features().step(b), step, lo, hi)) line["step_interval_s"] = {lo, hi};
+    if (model::step_interval(t, m.features().step(b), step, b.real_tokens() < b.padded_tokens(), lo, hi)) line["step_interval_s"] = {lo, hi};
     stamp(line, p, predictor);
     lines.push_back(std::move(line));
   }
@@ -109,7 +109,7 @@ nlohmann::json predict_run(const io::CampaignItem& item, const io::PlanItem& pro
   const io::CampaignRun& run = *item.run;
   planner::RunSpec spec;
   spec.accumulation = run.accumulation;
-  spec.gpu_memory_gib = predictor.choice.transfer.gpu.capacity_gib;
+  spec.gpu_memory_gib = predictor.chosen.transfer.gpu.capacity_gib;
   const planner::PlanResult plan = planner::simulate(corpus, batching_of(run, process.policy), spec, *predictor.model);
   const planner::Timeline timeline = planner::predict_timeline(batches, run.accumulation, *predictor.model, std::nullopt);
   nlohmann::json mbs = nlohmann::json::array();
@@ -139,7 +139,7 @@ nlohmann::json predict_run(const io::CampaignItem& item, const io::PlanItem& pro
                       {"distinct_shapes", plan.distinct_shapes},
                       {"padding_fraction", plan.padding_fraction},
                       {"predicted_wall_clock_s", plan.wall_clock_s},
-                      {"wall_clock_half_width", predictor.choice.wall_clock_half_width},
+                      {"wall_clock_half_width", predictor.chosen.wall_clock_half_width(plan.padding_fraction > 0)},
                       {"predicted_compute_s", plan.compute_s},
                       {"predicted_first_seen_s", plan.first_seen_s},
                       {"predicted_run_start_s", plan.run_start_s},
@@ -299,7 +299,7 @@ nlohmann::json plan_item(const io::Campaign& c, const io::CampaignItem& item, co
                    {"stack", io::stack_name(item.stack)},
                    {"model", item.model_name},
                    {"config", item.config},
-                   {"gpu", predictor.choice.transfer.gpu.name},
+                   {"gpu", predictor.chosen.transfer.gpu.name},
                    {"tier", item.tier},
                    {"lora", lora_json(item.lora)},
                    {"gradient_checkpointing", item.gradient_checkpointing},
@@ -331,17 +331,30 @@ void check_predictable(const io::Campaign& c) {
 }  // namespace
 
 ItemPredictor item_predictor(const io::Campaign& c, const io::CampaignItem& item) {
-  ItemPredictor p;
-  p.choice = io::choose_step_model(c.at_root(c.coefficients), c.at_root(item.config),
-                                   io::TransferOptions{c.gpu, item.tier, c.transfer});
+  predict::PredictorAsk ask;
+  ask.model = c.at_root(item.config);
+  ask.gpu = c.gpu;
+  if (!c.coefficients.empty()) {
+    ask.coefficients = c.at_root(c.coefficients);
+    ask.coefficients_where = c.path + ": coefficients";
+  }
+  ask.transfer = c.transfer;
+  if (item.stack == io::Stack::harness) {
+    ask.tier = item.tier;
+    ask.tier_from_records = true;  // a tier-grammar label names the harness stack
+  } else {
+    ask.stack = "transformers-peft";
+  }
+  ask.lora_targets = item.lora.targets;
+  ask.lora_rank = item.lora.rank;
+  ItemPredictor p{predict::choose_predictor(ask), "", nullptr};
   // The description names the file as the campaign does (relative to the root), so that a prediction line reads the
   // same on every machine.
-  const std::string absolute = c.at_root(c.coefficients);
-  if (const auto at = p.choice.description.find(absolute); at != std::string::npos)
-    p.choice.description.replace(at, absolute.size(), c.coefficients);
-  const model::Transfer& t = p.choice.transfer;
-  p.model = std::make_unique<model::StepModel>(p.choice.shape, t.coefficients, t.gpu,
-                                               model::LoraChoice{item.lora.rank, item.lora.targets});
+  p.description = p.chosen.first_line;
+  if (!c.coefficients.empty())
+    if (const auto at = p.description.find(ask.coefficients); at != std::string::npos)
+      p.description.replace(at, ask.coefficients.size(), c.coefficients);
+  p.model = p.chosen.step_model();
   return p;
 }
 

@@ -9,16 +9,18 @@
 #include <vector>
 
 #include "io/campaign_io.hpp"
-#include "io/step_model_choice.hpp"
 #include "model/step_model.hpp"
 #include "planner/corpus.hpp"
+#include "predict/predictor.hpp"
 
 namespace stepcast::campaign {
 
-// What predicts an item: the one place a campaign asks which predictor answers (io::choose_step_model, as `plan`
-// asks it), for the item's model, the campaign's GPU, the item's tier and LoRA (rank and targets as measured).
+// What predicts an item: the question every front end asks (predict::choose_predictor, as `plan` asks it), for the
+// item's model, the campaign's GPU and coefficients (none: the GPU's default predictor), the item's stack and LoRA
+// (rank and targets as measured).
 struct ItemPredictor {
-  io::StepModelChoice choice;
+  predict::Predictor chosen;
+  std::string description;                  // chosen.first_line, the coefficient file named as the campaign names it
   std::unique_ptr<model::StepModel> model;
 };
 ItemPredictor item_predictor(const io::Campaign& c, const io::CampaignItem& item);

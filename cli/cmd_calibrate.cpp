@@ -8,6 +8,7 @@
 #include "calibrate/design.hpp"
 #include "calibrate/fit.hpp"
 #include "calibrate/records.hpp"
+#include "calibrate/validate.hpp"
 #include "cli/app.hpp"
 #include "cli/fit_options.hpp"
 #include "io/atomic_file.hpp"
@@ -90,6 +91,10 @@ void print_text(const calibrate::FitReport& r, const std::string& file, const st
         << fixed(c.overlap_exponent, 1) << " (step = (device^p + host^p)^(1/p)), host floor "
         << fixed(c.step[model::kHost].value * c.launches_per_step / 1000.0, 3) << " s\n";
   print_terms(out, "run terms (one-off seconds, value ± standard error):", model::run_term_names(), c.run);
+  if (c.held_out.known)
+    out << "held-out step errors (" << c.held_out.scheme << "): 90 % interval +-" << fixed(c.held_out.half_width.unpadded * 100, 2)
+        << " % unpadded (" << c.held_out.points_unpadded << " records), +-" << fixed(c.held_out.half_width.padded * 100, 2)
+        << " % padded (" << c.held_out.points_padded << "); predictions of this file carry them (docs/method.md, \"Intervals\")\n";
   out << "step residuals (relative RMS " << fixed(c.step_rms_rel * 100, 2) << " %):\n";
   for (const auto& s : r.step_residuals)
     out << "  " << (s.file.empty() ? file : s.file) << ":" << s.line << "  measured " << fixed(s.measured_s, 3) << " s  predicted "
@@ -113,7 +118,7 @@ std::string carry_prior(const CalibrateOptions& o, FitInput& in) {
     throw InputError("--prior-transfer with --prior '" + path +
                      "'. Violated constraint: --prior-transfer needs --prior PATH, the coefficient file to carry");
   const std::string model_arg = o.input.model.empty() ? in.records.front().model : o.input.model;
-  const model::Transfer t = transferred_prior(*in.options.prior, path, in.shape, model_arg, in.records);
+  const model::Transfer t = transferred_prior(path, model_arg, in.records);
   in.options.prior = t.coefficients;
   in.options.prior_name = path + " (transferred)";
   return t.summary();
@@ -150,6 +155,8 @@ void add_calibrate_command(CLI::App& app) {
     if (o->prior_transfer) transferred = carry_prior(*o, in);
     calibrate::FitReport report = calibrate::fit(in.shapes(), in.records, in.options);
     report.coefficients.fitted_records = io::record_fingerprints(in.records);  // provenance for --prior auto
+    // The file's own held-out errors: the calibrated interval of every prediction made with it.
+    report.coefficients.held_out = calibrate::fit_held_out(in.shape, in.records, in.options);
     if (!transferred.empty()) report.notes.insert(report.notes.begin(), "prior " + transferred);
     if (!o->out.empty()) save_coefficients(o->out, report.coefficients);
     const auto advice = calibrate::design_advice(in.records);

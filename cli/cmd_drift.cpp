@@ -21,8 +21,6 @@
 
 namespace stepcast::cli {
 
-using io::load_coefficients;
-using io::load_model;
 using report::fixed;
 namespace {
 
@@ -100,9 +98,10 @@ std::string finding_text(const Comparison& f, const DriftOptions& o) {
          " %), beyond ±" + fixed(o.tolerance * 100, 1) + " %";
 }
 
-void print_drift(const std::vector<Comparison>& all, int64_t records, const DriftOptions& o) {
+void print_drift(const std::vector<Comparison>& all, int64_t records, const DriftOptions& o, const predict::Predictor& p) {
   if (o.format == Format::json) {
-    nlohmann::json j{{"coefficients", o.coefficients},
+    nlohmann::json j{{"coefficients", p.coefficients_path},
+                     {"predictor", p.first_line},
                      {"measurements", o.measurements},
                      {"tolerance", o.tolerance},
                      {"records", records},
@@ -127,7 +126,7 @@ void print_drift(const std::vector<Comparison>& all, int64_t records, const Drif
     return;
   }
   const auto drifted = std::count_if(all.begin(), all.end(), [](const Comparison& c) { return c.drifted; });
-  std::cout << records << " records checked against " << o.coefficients << " at ±" << fixed(o.tolerance * 100, 1)
+  std::cout << records << " records checked against " << p.coefficients_path << " at ±" << fixed(o.tolerance * 100, 1)
             << " %: " << drifted << " beyond\n";
   for (const auto& f : all)
     if (f.drifted) std::cout << "  " << finding_text(f, o) << "\n";
@@ -140,12 +139,15 @@ void add_drift_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("drift", "Fail (exit 1) when measurements drift from the predictions");
   cmd->footer(
       "Examples:\n"
-      "  stepcast drift --coefficients h200.yaml --measurements nightly.jsonl --tolerance 0.10\n"
-      "  stepcast drift --coefficients h200.yaml --measurements nightly.jsonl --format json\n"
+      "  stepcast drift --measurements nightly.jsonl --tolerance 0.10\n"
+      "  stepcast drift --coefficients my-fit.yaml --measurements nightly.jsonl --format json\n"
+      "Without --coefficients the records' GPU's default predictor is held against them (carried to their model;\n"
+      "their tier label names the stack that measured them); the first line says which predictor answered.\n"
       "Exit 0: every record within the tolerance. Exit 1: the file:line of every record beyond it (on stdout).\n"
       "JSON: `checks` holds each quantity's largest error against the tolerance; CSV: every comparison.\n"
       "An OOM record drifts when the predicted peak is more than the tolerance below the GPU's capacity.");
-  cmd->add_option("--coefficients", o->coefficients, "Coefficient file (YAML) written by calibrate")->required();
+  cmd->add_option("--coefficients", o->coefficients,
+                  "Coefficient file (YAML) written by calibrate (default: the records' GPU's default predictor)");
   cmd->add_option("--measurements", o->measurements, "measurement records (JSON Lines)")->required();
   cmd->add_option("--model", o->model, "config.json path or model name (default: the coefficients' model)");
   cmd->add_option("--tolerance", o->tolerance, "Largest accepted relative error, e.g. 0.10 for ±10 %")
@@ -154,19 +156,17 @@ void add_drift_command(CLI::App& app) {
   add_format_option(cmd, o->format, true);
   add_transfer_options(cmd, o->transfer);
   cmd->callback([o]() {
-    const model::Coefficients c = load_coefficients(o->coefficients);
     const auto records = calibrate::read_records_required(o->measurements);
-    const model::ModelShape shape = load_model(o->model.empty() ? c.model : o->model);
-    const model::Transfer t = transfer_for(c, o->coefficients, shape, o->model, o->transfer);
-    require_records_on_gpu(records, t, o->coefficients, "drift");
-    if (t.transferred() && o->format == Format::text) std::cout << t.summary() << "\n";
-    const model::StepModel m(shape, t.coefficients, t.gpu);
-    const auto all = compare(m, records, o->tolerance);
+    const predict::Predictor p = predict::choose_predictor(records_ask(records, o->coefficients, o->model, o->transfer));
+    require_records_on_gpu(records, p.transfer, p.coefficients_path, "drift");
+    if (o->format == Format::text) print_predictor(std::cout, p);
+    const auto m = p.step_model();
+    const auto all = compare(*m, records, o->tolerance);
     if (all.empty())  // nothing was checked: a pass would be silent (docs/reliability.md)
       throw InputError(records.front().where() + ": none of the " + std::to_string(records.size()) +
                        " records can be checked (no step_s, no usable peak, no OOM capacity above 0). Violated "
                        "constraint: at least one comparison");
-    print_drift(all, static_cast<int64_t>(records.size()), *o);
+    print_drift(all, static_cast<int64_t>(records.size()), *o, p);
     // The list went to stdout (text, JSON or CSV) once; stderr says only why the exit code is 1.
     const auto drifted = std::count_if(all.begin(), all.end(), [](const Comparison& f) { return f.drifted; });
     if (drifted > 0)

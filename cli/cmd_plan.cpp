@@ -1,16 +1,19 @@
 // stepcast plan: simulate a training run over a real corpus and rank restart parameters.
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "cli/app.hpp"
 #include "io/atomic_file.hpp"
 #include "cli/transfer_options.hpp"
+#include "predict/predictor.hpp"
 #include "io/coefficients_io.hpp"
 #include "io/corpus_io.hpp"
 #include "report/format.hpp"
@@ -46,7 +49,8 @@ struct PlanOptions {
   std::string length_field;
   bool cold_start = false;
   std::string coefficients;
-  TransferOptions transfer;  // --gpu (default: the scenario's gpu), --tier, --transfer
+  TransferOptions transfer;  // --gpu (default: the scenario's gpu), --tier, --stack, --transfer
+  LoraOptions lora;          // override the scenario's `lora:` block
   std::string policy;
   std::string pack_attention;  // empty: the scenario's
   std::string packer;          // empty: the scenario's
@@ -129,44 +133,59 @@ Scenario scenario_with_overrides(const PlanOptions& o) {
   if (o.cold_start) io::add_cold_start(s);
   if (!o.coefficients.empty()) {
     s.coefficients = o.coefficients;
+    s.coefficients_where = "--coefficients";
     s.width_quadratic.reset();
   }
+  if (!o.lora.targets.empty()) {
+    s.lora.targets = o.lora.targets;
+    s.lora.targets_where = "--lora-targets";
+  }
+  if (o.lora.rank > 0) s.lora.rank = o.lora.rank;
+  if (o.lora.alpha > 0) s.lora.alpha = o.lora.alpha;
   d.throw_if_any();
   return s;
 }
 
-// What predicts a micro-batch, in words, and the transfer behind it (model/transfer.hpp).
+// What predicts a micro-batch, in words, and the transfer behind it (predict/predictor.hpp).
 struct PredictorInfo {
   std::string description;
-  std::string transfer;            // empty when calibrated
+  std::string transfer;               // the first line when transferred; empty when calibrated
   double wall_clock_half_width = -1;  // PlanOutput's
+  std::optional<predict::Predictor> chosen;  // absent for the width-quadratic equation
 };
 
-std::unique_ptr<model::StepPredictor> make_predictor(const Scenario& s, const TransferOptions& t_opts,
-                                                     PredictorInfo& info) {
+std::string join(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ",") + n;
+  return out;
+}
+
+std::unique_ptr<model::StepPredictor> make_predictor(const Scenario& s, const PlanOptions& o, PredictorInfo& info) {
   if (s.width_quadratic) {
     info.description = "width-quadratic equation from the scenario";
     return std::make_unique<planner::WidthQuadraticPredictor>(*s.width_quadratic);
   }
-  // The scenario's model and GPU are what is asked: another one than the coefficients' is a transfer.
-  TransferOptions asked = t_opts;
-  if (asked.gpu.empty()) asked.gpu = s.gpu_name;
-  const io::StepModelChoice choice = io::choose_step_model(s.coefficients, s.model, asked);
-  const model::Transfer& t = choice.transfer;
-  info.description = choice.description;
-  if (t.transferred()) info.transfer = t.summary();
-  info.wall_clock_half_width = choice.wall_clock_half_width;
-  return std::make_unique<model::StepModel>(choice.shape, t.coefficients, t.gpu);
+  predict::Predictor p = predict::choose_predictor(scenario_ask(s, !o.coefficients.empty(), o.transfer));
+  for (const auto& n : p.notes) std::cerr << "note: " << n << "\n";
+  const model::Coefficients& c = p.transfer.coefficients;
+  info.description = p.first_line + " [" + std::to_string(c.points) + " points; LoRA r" + std::to_string(p.lora.rank) +
+                     (s.lora.alpha > 0 ? " alpha " + fixed(s.lora.alpha, 0) : "") + " on " +
+                     (p.lora.targets.empty() ? std::string("the family's all-linear targets") : join(p.lora.targets)) + "]";
+  if (p.transfer.transferred()) info.transfer = p.first_line;
+  auto step_model = p.step_model();
+  info.chosen = std::move(p);
+  return step_model;
 }
 
 // What several GPUs move and over which link: the model's LoRA workload and the GPU table's interconnect.
 // The width-quadratic equation has no model: its workload stays empty and simulate_distributed refuses N > 1.
-planner::ParallelContext parallel_context(const Scenario& s, std::string& link_desc) {
+planner::ParallelContext parallel_context(const Scenario& s, const PredictorInfo& info, std::string& link_desc) {
   planner::ParallelContext ctx;
-  if (!s.width_quadratic) {
-    const model::Coefficients c = load_coefficients(s.coefficients);
-    const model::ModelShape shape = load_model(s.model.empty() ? c.model : s.model);
-    ctx.workload = model::lora_workload(shape, c.lora_rank, model::tier_from_label(c.tier).recompute);
+  if (info.chosen) {
+    const predict::Predictor& p = *info.chosen;
+    const auto targets = p.lora.targets.empty() ? model::default_lora_targets(p.modules) : p.lora.targets;
+    ctx.workload = model::lora_workload(p.shape, p.modules, model::plan_lora(p.modules, targets, p.lora.rank),
+                                        model::tier_from_label(p.transfer.coefficients.tier).recompute);
   }
   const model::GpuSpec* gpu = model::find_gpu(model::known_gpus(), s.gpu_name);
   if (gpu != nullptr) ctx.link = model::link_for(*gpu);
@@ -181,10 +200,10 @@ planner::ParallelContext parallel_context(const Scenario& s, std::string& link_d
 // The scenario's N-GPU run and, unless --no-sweep, N in {1, 2, 4, 8} x strategies x samplers at the same rows
 // per optimizer step (N x the per-rank accumulation).
 report::ParallelOutput plan_parallel(const Scenario& s, const planner::Corpus& corpus,
-                                     const model::StepPredictor& predictor, bool sweep) {
+                                     const model::StepPredictor& predictor, const PredictorInfo& info, bool sweep) {
   report::ParallelOutput out;
   out.gpu_name = s.gpu_name;
-  const planner::ParallelContext ctx = parallel_context(s, out.link);
+  const planner::ParallelContext ctx = parallel_context(s, info, out.link);
   out.baseline = planner::simulate_distributed(corpus, s.baseline, s.run, *s.parallel, ctx, predictor);
   if (!sweep) return out;
   planner::RunSpec global = s.run;
@@ -285,14 +304,20 @@ void run_plan(const PlanOptions& o) {
   const planner::Corpus corpus = io::load_corpus_source(s.corpus, corpus_desc);
   if (!o.save_corpus.empty()) save_corpus_csv(o.save_corpus, corpus);
   PredictorInfo info;
-  const auto predictor = make_predictor(s, o.transfer, info);
+  const auto predictor = make_predictor(s, o, info);
   const auto start = std::chrono::steady_clock::now();
   auto result = planner::sweep(corpus, s.baseline, s.run, s.sweep, *predictor, progress_on_stderr(progress_style(o.progress)));
   const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   PlanOutput out = plan_output(s, corpus, corpus_desc, info.description, std::move(result), elapsed_s);
   out.transfer = info.transfer;
-  out.wall_clock_half_width = info.wall_clock_half_width;
-  if (s.parallel) out.parallel = plan_parallel(s, corpus, *predictor, !o.no_sweep);
+  // Padded micro-batches err more (model/intervals.hpp): a baseline with padding takes the padded half-width.
+  if (info.chosen) {
+    const auto& b = out.result.baseline;
+    const double micro_batches = static_cast<double>(std::max<int64_t>(1, b.micro_batches));
+    out.wall_clock_half_width = info.chosen->wall_clock_half_width(
+        b.padding_fraction > 0, static_cast<double>(b.host_bound_micro_batches) / micro_batches);
+  }
+  if (s.parallel) out.parallel = plan_parallel(s, corpus, *predictor, info, !o.no_sweep);
   if (o.format == Format::json)
     report::print_json(std::cout, "plan", report::plan_json(out));
   else if (o.format == Format::csv)
@@ -333,7 +358,9 @@ void add_plan_command(CLI::App& app) {
   cmd->add_flag("--cold-start", opts->cold_start,
                 "A fresh machine: add the measured one-off of an empty kernel cache (" + fixed(io::kColdKernelCacheS, 0) +
                     " s for transformers + peft on an H200, docs/host.md) to start-up");
-  cmd->add_option("--coefficients", opts->coefficients, "Calibrated coefficients YAML instead of the scenario's predictor");
+  cmd->add_option("--coefficients", opts->coefficients,
+                  "Your calibrated coefficients YAML instead of the scenario's predictor (another model, GPU or tier "
+                  "than the file's needs --transfer)");
   cmd->add_option("--policy", opts->policy,
                   "Baseline policy: fixed, pad-to-longest, sorted-buckets, bucket-to-pair, pack, padding-free");
   cmd->add_option("--pack-attention", opts->pack_attention,
@@ -351,6 +378,7 @@ void add_plan_command(CLI::App& app) {
                   "Seconds per optimizer step instead of the scenario's or the calibrated one")
       ->check(CLI::NonNegativeNumber);
   add_transfer_options(cmd, opts->transfer);
+  add_lora_options(cmd, opts->lora, "The run");
   cmd->add_option("--top", opts->top, "Recommendations to show")->check(CLI::PositiveNumber);
   cmd->add_option("--threads", opts->threads, "Threads for the sweep")->check(CLI::Range(1, 64))->default_str("2");
   cmd->add_option("--report", opts->report, "Also write a self-contained HTML report with SVG charts");

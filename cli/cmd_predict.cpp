@@ -25,8 +25,6 @@
 
 namespace stepcast::cli {
 
-using io::load_coefficients;
-using io::load_model;
 using report::fixed;
 namespace {
 
@@ -36,7 +34,7 @@ struct PredictOptions {
   std::string measurements;
   std::vector<int64_t> rows;
   int64_t width = 0;
-  std::vector<std::string> lora_targets;  // the --rows batch's adapters (empty: the family's default targets)
+  LoraOptions lora;  // the --rows batch's adapters (empty: the coefficients' rank on the family's default targets)
   Format format = Format::text;
   TransferOptions transfer;
 };
@@ -45,7 +43,7 @@ struct PredictOptions {
 nlohmann::json interval_json(const model::StepModel& m, const model::Transfer& t, const model::MicroBatch& b,
                              double step) {
   double lo = 0, hi = 0;
-  if (!model::step_interval(t, m.features().step(b), step, lo, hi)) return nullptr;
+  if (!model::step_interval(t, m.features().step(b), step, b.has_padding(), lo, hi)) return nullptr;
   return {lo, hi};
 }
 
@@ -101,7 +99,10 @@ nlohmann::json memory_json(const model::MemoryTable& t) {
   return {{"items", items}, {"total_bytes", t.total_bytes()}, {"total_gib", t.total_gib()}};
 }
 
-void run_batch(const model::StepModel& m, const PredictOptions& o, const model::Transfer& whole) {
+void run_batch(const predict::Predictor& p, const PredictOptions& o) {
+  const auto model = p.step_model();
+  const model::StepModel& m = *model;
+  const model::Transfer& whole = p.transfer;
   model::MicroBatch b;
   b.rows = o.rows;
   b.width = o.width > 0 ? o.width : *std::max_element(o.rows.begin(), o.rows.end());
@@ -131,6 +132,7 @@ void run_batch(const model::StepModel& m, const PredictOptions& o, const model::
   }
   if (o.format == Format::json) {
     nlohmann::json j{{"provenance", provenance_json(t)},
+                                {"predictor", p.first_line},
                                 {"transfer", t.summary()},
                                 {"domain", domain_json(t)},
                                 {"rows", b.rows},
@@ -146,10 +148,12 @@ void run_batch(const model::StepModel& m, const PredictOptions& o, const model::
     // Absent, not null, when the transfer has no measured error (every JSON figure is a number).
     if (auto i = interval_json(m, t, b, step); !i.is_null()) j["step_interval_s"] = i;
     if (!t.extrapolation.empty()) j["extrapolation"] = t.extrapolation;
+    if (!p.notes.empty()) j["notes"] = p.notes;
     report::print_json(std::cout, "predict", j);
     return;
   }
-  std::cout << t.summary() << "\n" << model::domain_text(t.coefficients.domain) << "\n";
+  print_predictor(std::cout, p);
+  std::cout << model::domain_text(t.coefficients.domain) << "\n";
   std::cout << "rows " << b.rows.size() << " x width " << b.width << " (" << b.real_tokens() << " real tokens, "
             << fixed(100.0 * (1.0 - static_cast<double>(b.real_tokens()) / static_cast<double>(b.padded_tokens())), 1)
             << " % padding)\n";
@@ -190,45 +194,34 @@ report::Table records_table(const nlohmann::json& records) {
   return t;
 }
 
-// The --rows batch's adapters: the coefficients' rank on --lora-targets, each a name the model has.
-model::LoraChoice batch_lora(const model::ModelShape& shape, const PredictOptions& o, int64_t rank) {
-  const std::vector<std::string> names = model::lora_able_names(shape);
-  std::string valid;
-  for (const auto& n : names) valid += (valid.empty() ? "" : ", ") + n;
-  std::vector<std::string> problems;
-  for (const auto& t : o.lora_targets)
-    if (std::find(names.begin(), names.end(), t) == names.end())
-      problems.push_back("--lora-targets: '" + t + "' names no nn.Linear module of " + shape.name +
-                         ". Violated constraint: one of " + valid);
-  if (!problems.empty()) throw InputError(problems);
-  return {rank, o.lora_targets};
-}
-
-void run_records(const model::ModelShape& shape, const PredictOptions& o, const model::Transfer& t) {
-  const auto records = calibrate::read_records_required(o.measurements);
-  require_records_on_gpu(records, t, o.coefficients, "predict");
-  calibrate::check_lora_targets(records, model::lora_able_names(shape), shape.name);
+void run_records(const std::vector<calibrate::Record>& records, const predict::Predictor& p, const PredictOptions& o) {
+  const model::Transfer& t = p.transfer;
+  require_records_on_gpu(records, t, p.coefficients_path, "predict");
+  calibrate::check_lora_targets(records, model::lora_able_names(p.modules), p.shape.name);
   // Each record is priced with the adapters it trained (calibrate::lora_choice): one model per LoRA plan.
   std::map<std::string, std::unique_ptr<model::StepModel>> models;
   nlohmann::json out = nlohmann::json::array();
   for (const auto& r : records) {
     const model::LoraChoice lora = calibrate::lora_choice(r, t.coefficients.lora_rank);
     auto& m = models[calibrate::lora_key(lora)];
-    if (!m) m = std::make_unique<model::StepModel>(shape, t.coefficients, t.gpu, lora);
+    if (!m) m = p.step_model(lora);
     out.push_back(predict_record(*m, t, r));
   }
   if (o.format == Format::json) {
-    report::print_json(std::cout, "predict",
-                       {{"provenance", provenance_json(t)}, {"transfer", t.summary()}, {"domain", domain_json(t)},
-                        {"coefficients", o.coefficients}, {"measurements", o.measurements}, {"records", out}});
+    nlohmann::json j{{"provenance", provenance_json(t)}, {"predictor", p.first_line},  {"transfer", t.summary()},
+                     {"domain", domain_json(t)},         {"coefficients", p.coefficients_path},
+                     {"measurements", o.measurements},   {"records", out}};
+    if (!p.notes.empty()) j["notes"] = p.notes;
+    report::print_json(std::cout, "predict", j);
     return;
   }
   if (o.format == Format::csv) {
-    if (t.transferred()) std::cerr << t.summary() << "\n";  // stdout stays one CSV table
+    if (t.transferred()) std::cerr << p.first_line << "\n";  // stdout stays one CSV table
     report::write_csv(std::cout, records_table(out));
     return;
   }
-  std::cout << t.summary() << "\n" << model::domain_text(t.coefficients.domain) << "\n";
+  print_predictor(std::cout, p);
+  std::cout << model::domain_text(t.coefficients.domain) << "\n";
   double sum_abs = 0, max_abs = 0;
   int64_t n = 0;
   for (const auto& j : out) {
@@ -265,38 +258,42 @@ void add_predict_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("predict", "Predict step time and peak memory from a coefficient file");
   cmd->footer(
       "Examples:\n"
-      "  stepcast predict --coefficients seed.yaml --measurements measurements/records/seed-sm120.jsonl\n"
-      "  stepcast predict --coefficients seed.yaml --rows 2048,1024 --width 2048 --format json\n"
-      "  stepcast predict --coefficients seed.yaml --measurements m.jsonl --format csv > predictions.csv\n"
-      "  stepcast predict --coefficients h200.yaml --gpu \"NVIDIA L40S\" --transfer --rows 4096\n"
-      "The model defaults to the coefficient file's model. JSON: an object whose `records` hold each record plus\n"
-      "predicted_step_s, predicted_peak_gib and, where measured, step_error_rel / peak_error_rel.");
-  cmd->add_option("--coefficients", o->coefficients, "Coefficient file (YAML) written by calibrate")->required();
-  cmd->add_option("--model", o->model, "config.json path or model name (default: the coefficients' model)");
+      "  stepcast predict --model scenarios/models/qwen2.5-7b.json --rows 4096,4096\n"
+      "  stepcast predict --model llama-3-8b --rows 2048,1024 --width 2048 --lora-targets q_proj,v_proj --format json\n"
+      "  stepcast predict --measurements measurements/records/h200-llama-3-8b.jsonl --format csv > predictions.csv\n"
+      "  stepcast predict --model mistral-7b --gpu \"NVIDIA L40S\" --transfer --rows 4096\n"
+      "  stepcast predict --coefficients my-fit.yaml --measurements m.jsonl   (your own calibration)\n"
+      "Without --coefficients the GPU's default per-category predictor answers (scenarios/gpus.yaml), carried to\n"
+      "the model asked (or the records' model); the first line says which predictor answered and why. JSON: an\n"
+      "object whose `records` hold each record plus predicted_step_s, predicted_peak_gib, step_interval_s and,\n"
+      "where measured, step_error_rel / peak_error_rel.");
+  cmd->add_option("--coefficients", o->coefficients,
+                  "Coefficient file (YAML) written by calibrate (default: the GPU's default predictor)");
+  cmd->add_option("--model", o->model,
+                  "config.json path or model name (default: the records', else the coefficients' model)");
   auto* meas = cmd->add_option("--measurements", o->measurements, "measurement records to predict (JSON Lines)");
   auto* rows = cmd->add_option("--rows", o->rows, "One micro-batch: real tokens of each row, comma-separated")
                    ->delimiter(',')
                    ->check(CLI::PositiveNumber);
   cmd->add_option("--width", o->width, "Padded width of the --rows batch (default: the longest row)")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--lora-targets", o->lora_targets,
-                  "The --rows batch's LoRA target modules, comma-separated (default: the family's all-linear; a "
-                  "record's own `lora` is used for --measurements)")
-      ->delimiter(',');
+  add_lora_options(cmd, o->lora, "The --rows batch");
   meas->excludes(rows);
-  meas->excludes("--lora-targets");
+  meas->excludes("--lora-targets");  // a record's own `lora` prices it
+  meas->excludes("--lora-rank");
   add_transfer_options(cmd, o->transfer);
   add_format_option(cmd, o->format, true);
   cmd->callback([o]() {
     if (o->measurements.empty() && o->rows.empty())
       throw InputError("predict: nothing to predict. Violated constraint: give --measurements F.jsonl or --rows R1,R2");
-    const model::Coefficients c = load_coefficients(o->coefficients);
-    const model::ModelShape shape = load_model(o->model.empty() ? c.model : o->model);
-    const model::Transfer t = transfer_for(c, o->coefficients, shape, o->model, o->transfer);
-    if (o->rows.empty())
-      run_records(shape, *o, t);
-    else
-      run_batch(model::StepModel(shape, t.coefficients, t.gpu, batch_lora(shape, *o, t.coefficients.lora_rank)), *o, t);
+    if (o->rows.empty()) {
+      const auto records = calibrate::read_records_required(o->measurements);
+      run_records(records, predict::choose_predictor(records_ask(records, o->coefficients, o->model, o->transfer)), *o);
+      return;
+    }
+    predict::PredictorAsk ask = predictor_ask(o->coefficients, o->model, o->transfer);
+    set_lora(ask, o->lora);
+    run_batch(predict::choose_predictor(ask), *o);
   });
 }
 

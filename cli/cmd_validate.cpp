@@ -15,6 +15,7 @@
 #include "cli/figures.hpp"
 #include "cli/fit_options.hpp"
 #include "cli/transfer_options.hpp"
+#include "predict/coverage.hpp"
 #include "io/fit_input.hpp"
 #include "report/csv.hpp"
 #include "report/format.hpp"
@@ -50,20 +51,17 @@ struct ValidateOptions {
   std::string run;
   std::string coefficients;
   bool transfer = false;           // price runs of another model, GPU or tier than the coefficients'
+  std::string stack;               // --run, --coverage: the stack the records ran on (default: what their tier label names)
+  bool coverage = false;           // hold each record against the interval of its predictor
   double max_total_error = 0;      // 0 = no bar
   double max_saving_error_pp = 0;
 };
 
-// What the runs are priced with: the coefficients carried to the runs' model, GPU and tier (one of each per
-// --run file). Another model, GPU or tier than the coefficients' is exit 2 naming the mismatch at the run's
+// What the runs are priced with (predict/predictor.hpp): the coefficients carried to the runs' model, GPU and
+// tier (one of each per --run file); without --coefficients the runs' GPU's default predictor, on the stack their
+// tier label names. Another model, GPU or tier than a fitted file's is exit 2 naming the mismatch at the run's
 // record unless --transfer, as for predict (docs/method.md, "Transfer").
-struct RunPricing {
-  model::ModelShape shape;
-  model::Transfer transfer;
-};
-
-RunPricing pricing_for_runs(const std::vector<calibrate::RecordedRun>& runs, const model::Coefficients& c,
-                            const ValidateOptions& o) {
+predict::Predictor pricing_for_runs(const std::vector<calibrate::RecordedRun>& runs, const ValidateOptions& o) {
   const calibrate::Record& first = runs.front().steps.front().record;
   auto label = [](const calibrate::Record& r) { return "model '" + r.model + "', GPU '" + r.gpu + "', tier '" + r.tier + "'"; };
   for (const auto& run : runs) {
@@ -72,14 +70,14 @@ RunPricing pricing_for_runs(const std::vector<calibrate::RecordedRun>& runs, con
       throw InputError(r.where() + ": run '" + run.id + "' is of " + label(r) + " but " + first.where() + " is of " +
                        label(first) + ". Violated constraint: one model, GPU and tier per --run file");
   }
-  const std::string model_arg = o.input.model.empty() ? first.model : o.input.model;
-  RunPricing p{load_model(model_arg), {}};
+  predict::PredictorAsk ask = predictor_ask(o.coefficients, o.input.model.empty() ? first.model : o.input.model,
+                                            {first.gpu, first.tier, o.stack, o.transfer});
+  ask.tier_from_records = true;
   try {
-    p.transfer = transfer_for(c, o.coefficients, p.shape, model_arg, {first.gpu, first.tier, o.transfer});
+    return predict::choose_predictor(ask);
   } catch (const InputError& e) {
     throw InputError(first.where() + ": run '" + runs.front().id + "' is of " + label(first) + "; " + e.what());
   }
-  return p;
 }
 
 // The --max-* bars given, one check each: a run's total error (fraction) and a saving's error (percentage points
@@ -110,29 +108,26 @@ report::Table runs_table(const RunValidation& v) {
 }
 
 void validate_runs(const ValidateOptions& o) {
-  if (o.coefficients.empty())
-    throw InputError("validate --run needs --coefficients C.yaml (the calibration to predict the run with)");
   const auto records = calibrate::read_records_required(o.run);
   const auto runs = calibrate::read_runs(records, o.run);
   if (runs.empty())
     throw InputError(records.front().where() + ": no recorded run among these records (records with \"probe\": \"run\" and a run object, "
                      "calibrate/run_records.hpp). Violated constraint: at least one run");
-  const model::Coefficients c = load_coefficients(o.coefficients);
-  const RunPricing p = pricing_for_runs(runs, c, o);
-  const model::StepModel m(p.shape, p.transfer.coefficients, p.transfer.gpu);
-  const RunValidation v = check_runs(runs, m);
+  const predict::Predictor p = pricing_for_runs(runs, o);
+  const RunValidation v = check_runs(runs, *p.step_model());
   const auto checks = run_checks(v, o);
   if (o.format == Format::json) {
     nlohmann::json j = run_validation_json(v);
+    j["predictor"] = p.first_line;
     j["transfer"] = p.transfer.summary();
     j["provenance"] = provenance_json(p.transfer);
     j["checks"] = report::checks_json(checks);
     report::print_json(std::cout, "validate", j);
   } else if (o.format == Format::csv) {
-    if (p.transfer.transferred()) std::cerr << p.transfer.summary() << "\n";  // stdout stays one CSV table
+    if (p.transfer.transferred()) std::cerr << p.first_line << "\n";  // stdout stays one CSV table
     report::write_csv(std::cout, runs_table(v));
   } else {
-    std::cout << p.transfer.summary() << "\n";
+    print_predictor(std::cout, p);
     print_run_validation(v, o.run, std::cout);
   }
   // The same checks, in words, for the exit-1 line on stderr.
@@ -154,16 +149,29 @@ nlohmann::json stats_json(const calibrate::ErrorStats& s) {
   return {{"count", s.count}, {"mape", s.mape}, {"max_abs_error", s.max_abs}, {"max_line", s.max_line}};
 }
 
+// The conformal 90 % interval of the held-out step errors and how often each held-out step falls inside the
+// interval the others give (calibrate/validate.hpp), unpadded and padded: the calibrated kind's coverage.
+nlohmann::json interval_json(const calibrate::Validation& v) {
+  nlohmann::json j = nlohmann::json::object();
+  for (bool padded : {false, true}) {
+    const calibrate::IntervalCoverage c = calibrate::interval_coverage(v, padded);
+    j[padded ? "padded" : "unpadded"] = {{"points", c.points}, {"inside", c.inside}, {"coverage", c.share()},
+                                         {"half_width", c.half_width}};
+  }
+  return j;
+}
+
 nlohmann::json validation_json(const calibrate::Validation& v) {
   nlohmann::json j;
   j["scheme"] = v.scheme;
   j["folds"] = v.folds;
   j["step"] = stats_json(v.step);
   j["peak"] = stats_json(v.peak);
+  j["interval"] = interval_json(v);
   j["notes"] = v.notes;
   j["records"] = nlohmann::json::array();
   for (const auto& r : v.rows) {
-    nlohmann::json row{{"line", r.line}, {"fold", r.fold}};
+    nlohmann::json row{{"line", r.line}, {"fold", r.fold}, {"padded", r.padded}};
     if (r.measured_step_s) row["measured_step_s"] = *r.measured_step_s;
     if (r.predicted_step_s) row["predicted_step_s"] = *r.predicted_step_s;
     if (r.measured_peak_gib) row["measured_peak_gib"] = *r.measured_peak_gib;
@@ -179,7 +187,64 @@ void print_validation(const calibrate::Validation& v, const std::string& file, s
       << (v.step.max_file.empty() ? file : v.step.max_file) << ":" << v.step.max_line << "), " << v.step.count << " held-out records\n";
   out << "  peak:      MAPE " << fixed(v.peak.mape * 100, 2) << " %, max " << fixed(v.peak.max_abs * 100, 2) << " % ("
       << (v.peak.max_file.empty() ? file : v.peak.max_file) << ":" << v.peak.max_line << "), " << v.peak.count << " held-out records\n";
+  for (bool padded : {false, true}) {
+    const calibrate::IntervalCoverage c = calibrate::interval_coverage(v, padded);
+    if (c.points == 0) continue;
+    out << "  90 % interval (" << (padded ? "padded" : "unpadded") << "): +-" << fixed(c.half_width * 100, 2) << " %, "
+        << c.inside << " of " << c.points << " held-out steps (" << fixed(c.share() * 100, 1)
+        << " %) inside the interval the others give\n";
+  }
   for (const auto& n : v.notes) out << "  note: " << n << "\n";
+}
+
+// --coverage: every record priced by the predictor its model gets, held against its interval.
+void validate_coverage(const ValidateOptions& o) {
+  if (o.input.measurements.empty())
+    throw InputError("validate --coverage needs --measurements F.jsonl (the records to hold against their intervals)");
+  std::vector<calibrate::Record> records;
+  for (const auto& file : o.input.measurements)
+    for (auto& r : calibrate::read_records_required(file))
+      if ((o.input.tier.empty() || r.tier == o.input.tier) && (o.input.gpu.empty() || r.gpu == o.input.gpu))
+        records.push_back(std::move(r));
+  predict::PredictorAsk base = predictor_ask(o.coefficients, o.input.model, {"", "", o.stack, o.transfer});
+  const predict::CoverageReport c = predict::interval_coverage(records, base);
+  if (o.format == Format::json) {
+    nlohmann::json groups = nlohmann::json::array(), points = nlohmann::json::array();
+    for (const auto& g : c.groups)
+      groups.push_back({{"kind", g.kind},
+                        {"padded", g.padded},
+                        {"points", g.points},
+                        {"inside", g.inside},
+                        {"coverage", g.share()},
+                        {"stated_half_width", g.stated_half_width},
+                        {"conformal_half_width", g.conformal},
+                        {"other_models_points", g.other_models_points},
+                        {"other_models_inside", g.other_models_inside}});
+    for (const auto& p : c.points)
+      points.push_back({{"where", p.where}, {"model", p.model}, {"kind", p.kind}, {"padded", p.padded},
+                        {"ratio_error", p.ratio_error}, {"half_width", p.half_width}, {"inside", p.inside}});
+    report::print_json(std::cout, "validate", {{"coverage", {{"predictors", c.predictors}, {"groups", groups}, {"points", points}}}});
+    return;
+  }
+  if (o.format == Format::csv) {
+    report::Table t{{"where", "model", "kind", "padded", "ratio_error", "half_width", "inside"}, {}};
+    for (const auto& p : c.points)
+      t.rows.push_back({p.where, p.model, p.kind, p.padded ? "true" : "false", report::csv_number(p.ratio_error),
+                        report::csv_number(p.half_width), p.inside ? "true" : "false"});
+    report::write_csv(std::cout, t);
+    return;
+  }
+  for (const auto& line : c.predictors) std::cout << line << "\n";
+  std::cout << "90 % step intervals against " << c.points.size() << " measured records (docs/method.md, \"Intervals\"):\n";
+  for (const auto& g : c.groups) {
+    std::cout << "  " << g.kind << (g.padded ? ", padded: " : ", unpadded: ") << g.inside << " of " << g.points
+              << " inside (" << fixed(g.share() * 100, 1) << " %) at +-" << fixed(g.stated_half_width * 100, 1)
+              << " %; these points' own conformal 90 %: +-" << fixed(g.conformal * 100, 1) << " %";
+    if (g.other_models_points > 0)
+      std::cout << "; each model against the other models' quantile: " << g.other_models_inside << " of "
+                << g.other_models_points << " inside";
+    std::cout << "\n";
+  }
 }
 
 // The --max-*-mape bars given, held against leave-one-out.
@@ -214,8 +279,9 @@ void add_validate_command(CLI::App& app) {
       "  stepcast validate --measurements measurements/records/seed-sm120.jsonl\n"
       "  stepcast validate --model gemma-4-26b-a4b --measurements h200.jsonl --folds 3 \\\n"
       "      --max-step-mape 0.03 --max-peak-mape 0.05 --format json\n"
-      "  stepcast validate --run measurements/records/h200-hf-peft-runs-m3.jsonl \\\n"
-      "      --coefficients scenarios/coefficients/h200-hf-peft-sdpa-grouped_mm.yaml --max-total-error 0.05\n"
+      "  stepcast validate --run measurements/records/h200-hf-peft-runs-m3.jsonl --max-total-error 0.05\n"
+      "  stepcast validate --coverage --measurements measurements/records/h200-llama-3-8b.jsonl \\\n"
+      "      measurements/records/h200-qwen3-30b-a3b.jsonl --tier sdpa-auto/grouped/gqa-expand\n"
       "Exit 1 when a --max-* bar is given and not met; JSON's `checks` holds each bar with its value and pass/fail.\n"
       "CSV: the held-out records of both schemes, or (--run) one row per run.\n"
       "--run FILE: recorded runs (one record per micro-batch with a `run` object, calibrate/run_records.hpp; written\n"
@@ -224,10 +290,21 @@ void add_validate_command(CLI::App& app) {
       "first-seen shapes, process start, optimizer steps), the per-micro-batch error, the planner's own schedule of\n"
       "the recorded corpus, and the saving between policies run on the same corpus. Packed runs (run.documents,\n"
       "run.pack_attention) are priced per document and attention mode, as `plan` prices them. The runs' model, GPU\n"
-      "and tier must be the coefficients' unless --transfer (the first line, JSON `transfer`, says what was carried).");
+      "and tier must be the coefficients' unless --transfer (the first line, JSON `transfer`, says what was carried);\n"
+      "without --coefficients the runs' GPU's default predictor prices them, on the stack their tier label names.\n"
+      "Held-out fits also give the 90 % interval of their held-out errors and how often a held-out step falls\n"
+      "inside the interval the others give (JSON `interval`). --coverage: no fit; each --measurements record is\n"
+      "priced by the predictor its model gets (--coefficients, or the default predictor) and held against the\n"
+      "90 % interval of its kind (calibrated, transferred-model, ...; padded and unpadded apart): the share inside,\n"
+      "and each model against the quantile of the other models' errors.");
   add_fit_input_options(cmd, o->input, false);
-  cmd->add_option("--run", o->run, "Recorded runs (JSON Lines) to predict and compare; needs --coefficients");
-  cmd->add_option("--coefficients", o->coefficients, "Coefficient file the runs are predicted with (--run)");
+  cmd->add_option("--run", o->run, "Recorded runs (JSON Lines) to predict and compare");
+  cmd->add_option("--coefficients", o->coefficients,
+                  "Coefficient file the runs (--run) or records (--coverage) are predicted with (default: their GPU's "
+                  "default predictor)");
+  cmd->add_flag("--coverage", o->coverage,
+                "Hold every --measurements record against the 90 % interval of the predictor its model gets (no fit)");
+  cmd->add_option("--stack", o->stack, "--run / --coverage: the stack the records ran on (default: their tier label's)");
   cmd->add_flag("--transfer", o->transfer,
                 "--run: price runs of another model, GPU or tier than the coefficients' by carrying them there "
                 "(docs/method.md, \"Transfer\"); --gpu / --tier stay filters of --measurements records");
@@ -247,6 +324,7 @@ void add_validate_command(CLI::App& app) {
   add_format_option(cmd, o->format, true);
   cmd->callback([o]() {
     if (!o->run.empty()) return validate_runs(*o);
+    if (o->coverage) return validate_coverage(*o);
     if (o->transfer)  // a held-out fit uses no coefficients: nothing to carry
       throw InputError("validate: --transfer without --run. Violated constraint: --transfer prices --run records with "
                        "--coefficients of another model, GPU or tier; --gpu/--tier filter --measurements records");

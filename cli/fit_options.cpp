@@ -32,12 +32,12 @@ void add_fit_input_options(CLI::App* cmd, io::FitInputOptions& o, bool measureme
       ->default_str("0.5");
 }
 
-model::Transfer transferred_prior(const model::Coefficients& prior, const std::string& prior_path,
-                                  const model::ModelShape& shape, const std::string& model_arg,
+model::Transfer transferred_prior(const std::string& prior_path, const std::string& model_arg,
                                   const std::vector<calibrate::Record>& records) {
   const calibrate::Record& first = records.front();  // check_uniform: every record shares model, GPU and tier
-  const TransferOptions to_records{first.gpu, first.tier, true};
-  return transfer_for(prior, prior_path, shape, model_arg, to_records);
+  predict::PredictorAsk ask = predictor_ask(prior_path, model_arg, {first.gpu, first.tier, "", true});
+  ask.coefficients_where = "--prior";
+  return predict::choose_predictor(ask).transfer;
 }
 
 }  // namespace stepcast::cli

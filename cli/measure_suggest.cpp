@@ -13,6 +13,7 @@
 #include "calibrate/design.hpp"
 #include "calibrate/records.hpp"
 #include "cli/app.hpp"
+#include "cli/transfer_options.hpp"
 #include "io/coefficients_io.hpp"
 #include "io/corpus_io.hpp"
 #include "io/model_config.hpp"
@@ -110,11 +111,14 @@ std::vector<Candidate> schedule_shapes(const planner::Schedule& schedule) {
 void run_suggest(const SuggestOptions& o) {
   if (o.n < 1) throw InputError("--suggest " + std::to_string(o.n) + ". Violated constraint: at least 1 probe");
   io::Scenario s = io::load_scenario(o.scenario);
-  if (s.coefficients.empty())
-    throw InputError(o.scenario + ":1:1: the scenario has no `coefficients:`. Violated constraint: --suggest needs "
-                     "the step model's coefficients (a width_quadratic predictor has no design matrix)");
-  const model::Coefficients c = io::load_coefficients(s.coefficients);
-  const model::StepModel m(io::load_model(s.model.empty() ? c.model : s.model), c);
+  if (s.width_quadratic)
+    throw InputError(o.scenario + ":1:1: the scenario's predictor is a width_quadratic equation. Violated constraint: "
+                     "--suggest needs the step model's coefficients (a width_quadratic predictor has no design matrix)");
+  // The predictor plan uses for this scenario (predict/predictor.hpp): the probes lower its wall-clock variance.
+  const predict::Predictor p = predict::choose_predictor(scenario_ask(s, false, {}));
+  const model::Coefficients& c = p.transfer.coefficients;
+  const auto model = p.step_model();
+  const model::StepModel& m = *model;
   const Columns cols = design_columns(c);
 
   const planner::Schedule schedule = planner::build_schedule(scenario_corpus(s.corpus), s.baseline, s.run.accumulation);

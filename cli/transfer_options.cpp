@@ -1,15 +1,86 @@
 #include "cli/transfer_options.hpp"
 
+#include <fstream>
+#include <ostream>
+
 #include "model/errors.hpp"
+#include "model/gpus.hpp"
+#include "model/limits.hpp"
+#include "model/stacks.hpp"
 
 namespace stepcast::cli {
 
 void add_transfer_options(CLI::App* cmd, TransferOptions& o) {
   cmd->add_option("--gpu", o.gpu, "Predict for this GPU (a name in scenarios/gpus.yaml; default: the coefficients')");
   cmd->add_option("--tier", o.tier, "Predict for this tier label (default: the coefficients')");
+  std::string stacks;
+  for (const auto& s : model::kStacks) stacks += (stacks.empty() ? "" : ", ") + std::string(s.name);
+  cmd->add_option("--stack", o.stack,
+                  "The stack that runs the job, whose host cost per kernel launch prices the host side (" + stacks +
+                      "; default: " + std::string(model::default_stack().name) +
+                      " on the default predictor, a fitted file's own host side otherwise; docs/host.md)")
+      ->check(CLI::IsMember([] {
+        std::vector<std::string> names;
+        for (const auto& s : model::kStacks) names.emplace_back(s.name);
+        return names;
+      }()));
   cmd->add_flag("--transfer", o.transfer,
-                "Allow a model, GPU or tier other than the coefficients' (efficiencies carried by the GPUs' peaks; "
-                "the output's first line says what was transferred)");
+                "Allow a GPU or tier other than the coefficients' (and, with --coefficients, another model); "
+                "efficiencies carried by the GPUs' peaks; the output's first line says what was transferred");
+}
+
+void add_lora_options(CLI::App* cmd, LoraOptions& o, const std::string& what) {
+  cmd->add_option("--lora-targets", o.targets,
+                  what + "'s LoRA target modules, comma-separated (default: the family's all-linear; an unknown name "
+                         "is exit 2 naming the family's modules)")
+      ->delimiter(',');
+  cmd->add_option("--lora-rank", o.rank, what + "'s LoRA rank (default: the coefficients')")
+      ->check(CLI::Range(int64_t{1}, limits::kMaxLoraRank));
+  cmd->add_option("--lora-alpha", o.alpha, what + "'s LoRA alpha (shown; the scaling costs nothing)")
+      ->check(CLI::PositiveNumber);
+}
+
+predict::PredictorAsk predictor_ask(const std::string& coefficients, const std::string& model, const TransferOptions& o) {
+  predict::PredictorAsk ask;
+  ask.coefficients = coefficients;
+  ask.coefficients_where = "--coefficients";
+  ask.model = model;
+  ask.gpu = o.gpu;
+  ask.tier = o.tier;
+  ask.stack = o.stack;
+  ask.transfer = o.transfer;
+  return ask;
+}
+
+predict::PredictorAsk records_ask(const std::vector<calibrate::Record>& records, const std::string& coefficients,
+                                  const std::string& model, const TransferOptions& o) {
+  predict::PredictorAsk ask = predictor_ask(coefficients, model, o);
+  const calibrate::Record& first = records.front();
+  if (!coefficients.empty()) return ask;
+  if (ask.model.empty()) ask.model = first.model;
+  if (ask.gpu.empty()) ask.gpu = first.gpu;
+  if (ask.tier.empty()) {
+    ask.tier = first.tier;
+    ask.tier_from_records = true;
+  }
+  return ask;
+}
+
+predict::PredictorAsk scenario_ask(const io::Scenario& s, bool from_flag, const TransferOptions& o) {
+  predict::PredictorAsk ask = predictor_ask(s.coefficients, s.model, o);
+  if (ask.gpu.empty()) ask.gpu = s.gpu_name;
+  ask.coefficients_where = s.coefficients_where;
+  ask.named_by_scenario = !from_flag && !s.coefficients.empty();
+  ask.lora_targets = s.lora.targets;
+  ask.lora_rank = s.lora.rank;
+  if (!s.lora.targets_where.empty()) ask.lora_where = s.lora.targets_where;
+  return ask;
+}
+
+void set_lora(predict::PredictorAsk& ask, const LoraOptions& o) {
+  ask.lora_targets = o.targets;
+  ask.lora_rank = o.rank;
+  ask.lora_where = "--lora-targets";
 }
 
 nlohmann::json provenance_json(const model::Transfer& t) {
@@ -17,6 +88,19 @@ nlohmann::json provenance_json(const model::Transfer& t) {
   for (auto v : t.provenance) p.push_back(model::provenance_name(v));
   return p;
 }
+
+namespace {
+
+// "path:N" for the line of a top-level `key:` of a coefficient file ("path:1" when not found).
+std::string key_where(const std::string& path, const std::string& key) {
+  std::ifstream in(path);
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n)
+    if (line.rfind(key + ":", 0) == 0) return path + ":" + std::to_string(n);
+  return path + ":1";
+}
+
+}  // namespace
 
 void require_records_on_gpu(const std::vector<calibrate::Record>& records, const model::Transfer& t,
                             const std::string& coefficients_path, const std::string& command) {
@@ -29,10 +113,15 @@ void require_records_on_gpu(const std::vector<calibrate::Record>& records, const
     }
     if (gpu.name != t.gpu.name)
       throw InputError(r.where() + ": gpu '" + r.gpu + "'. Violated constraint: " + command + " compares records of " +
-                       "the GPU the predictions are for ('" + t.gpu.name + "', " + io::coefficient_key_where(coefficients_path, "gpu") +
+                       "the GPU the predictions are for ('" + t.gpu.name + "', " + key_where(coefficients_path, "gpu") +
                        "); this record is another GPU, not " +
                        command + " (ask for it with --gpu \"" + gpu.name + "\" --transfer)");
   }
+}
+
+void print_predictor(std::ostream& out, const predict::Predictor& p) {
+  out << p.first_line << "\n";
+  for (const auto& n : p.notes) out << "note: " << n << "\n";
 }
 
 }  // namespace stepcast::cli

@@ -434,7 +434,8 @@ void read_top(MapReader& top, Campaign& c, Diagnostics& d) {
       top.problem(top.node("prediction"), "prediction = '" + limits::cut(c.prediction) +
                                               "'. Violated constraint: measurements/predictions/NAME.jsonl");
   }
-  read_relative_path(top, "coefficients", c.root, c.coefficients, true, true);
+  // Optional: without one, the GPU's default predictor answers (predict/predictor.hpp), as for `plan`.
+  read_relative_path(top, "coefficients", c.root, c.coefficients, false, true);
   top.read("transfer", c.transfer, false);
   if (top.read("gpu", c.gpu, true)) {
     if (const model::GpuSpec* gpu = model::find_gpu(model::known_gpus(), c.gpu)) {

@@ -139,7 +139,7 @@ struct Campaign {
   std::string file;          // the campaign file, relative to the root
   std::string description;
   std::string prediction;    // relative to the root
-  std::string coefficients;  // relative to the root
+  std::string coefficients;  // relative to the root; empty: the GPU's default predictor
   bool transfer = false;
   std::string gpu;
   double total_limit_s = 0;

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 #include "io/document.hpp"
 #include "model/limits.hpp"
@@ -115,6 +116,23 @@ void read_domain(MapReader& parent, model::ShapeDomain& d) {
   d.known = true;
 }
 
+// The optional `held_out:` block (model/coefficients.hpp HeldOut); a file without it has unknown held-out errors.
+void read_held_out(MapReader& parent, model::HeldOut& h) {
+  if (!parent.has("held_out")) return;
+  MapReader section = parent.child("held_out");
+  if (section.read("scheme", h.scheme, true) && h.scheme.empty())
+    section.problem(section.node("scheme"), "held_out.scheme is empty. Violated constraint: leave-one-out or N-fold");
+  for (auto [key, points, width] : {std::tuple{"unpadded", &h.points_unpadded, &h.half_width.unpadded},
+                                    std::tuple{"padded", &h.points_padded, &h.half_width.padded}}) {
+    MapReader part = section.child(key);
+    part.read("points", *points, true, 0);
+    part.read("half_width", *width, true, -1e-300, kMaxCoefficient);
+    part.finish();
+  }
+  section.finish();
+  h.known = true;
+}
+
 }  // namespace
 
 model::Coefficients load_coefficients(const std::string& path) {
@@ -137,6 +155,7 @@ model::Coefficients load_coefficients(const std::string& path) {
   r.read("prior", c.prior, false);
   r.read("fitted_records", c.fitted_records, false);
   read_domain(r, c.domain);
+  read_held_out(r, c.held_out);
   r.read("step_rms_rel", c.step_rms_rel, false, -1e-300);
   r.read("peak_rms_gib", c.peak_rms_gib, false, -1e-300);
   read_terms(r, "step", model::step_term_names(), c.step);
@@ -171,6 +190,11 @@ nlohmann::json coefficients_json(const model::Coefficients& c) {
   j["domain"] = nullptr;  // unknown
   if (c.domain.known)
     for (const auto& [key, field] : kDomainKeys) j["domain"][key] = c.domain.*field;
+  j["held_out"] = nullptr;  // unknown
+  if (c.held_out.known)
+    j["held_out"] = {{"scheme", c.held_out.scheme},
+                     {"unpadded", {{"points", c.held_out.points_unpadded}, {"half_width", c.held_out.half_width.unpadded}}},
+                     {"padded", {{"points", c.held_out.points_padded}, {"half_width", c.held_out.half_width.padded}}}};
   auto terms = [](const auto& names, const auto& values) {
     nlohmann::json out = nlohmann::json::object();
     for (size_t i = 0; i < names.size(); ++i)
@@ -208,6 +232,17 @@ std::string coefficients_yaml(const model::Coefficients& c) {
   if (c.domain.known) {
     out << YAML::Key << "domain" << YAML::Value << YAML::Flow << YAML::BeginMap;
     for (const auto& [key, field] : kDomainKeys) out << YAML::Key << key << YAML::Value << c.domain.*field;
+    out << YAML::EndMap;
+  }
+  if (c.held_out.known) {
+    out << YAML::Key << "held_out" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    out << YAML::Key << "scheme" << YAML::Value << c.held_out.scheme;
+    for (auto [key, points, width] : {std::tuple{"unpadded", c.held_out.points_unpadded, c.held_out.half_width.unpadded},
+                                      std::tuple{"padded", c.held_out.points_padded, c.held_out.half_width.padded}}) {
+      out << YAML::Key << key << YAML::Value << YAML::BeginMap;
+      out << YAML::Key << "points" << YAML::Value << points << YAML::Key << "half_width" << YAML::Value << width;
+      out << YAML::EndMap;
+    }
     out << YAML::EndMap;
   }
   out << YAML::Key << "step_rms_rel" << YAML::Value << c.step_rms_rel;

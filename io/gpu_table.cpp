@@ -1,6 +1,7 @@
 #include "io/gpu_table.hpp"
 
 #include <cctype>
+#include <filesystem>
 #include <map>
 #include <sstream>
 
@@ -75,6 +76,18 @@ void read_interconnect(MapReader& entry, model::Interconnect& ic, std::vector<st
   link("pcie", ic.pcie_generation, ic.pcie_gbps);
 }
 
+// `default_coefficients`, a file relative to the table's folder (scenarios/) that must exist: the build fails at
+// the key otherwise, so every front end finds the default predictor it names.
+void read_default_coefficients(MapReader& entry, std::string& out) {
+  if (!entry.read("default_coefficients", out, false)) return;
+  std::error_code ec;
+  const auto file = std::filesystem::path(entry.file()).parent_path() / out;
+  if (out.empty() || std::filesystem::path(out).is_absolute() || !std::filesystem::is_regular_file(file, ec))
+    entry.problem(entry.node("default_coefficients"),
+                  entry.path() + ".default_coefficients = '" + out + "'. Violated constraint: an existing coefficient "
+                  "file, relative to the folder of this table");
+}
+
 model::GpuSpec read_entry(MapReader& entry) {
   model::GpuSpec g;
   entry.read("name", g.name, true);
@@ -100,6 +113,7 @@ model::GpuSpec read_entry(MapReader& entry) {
   }
   read_peaks(entry, g.peaks, figures);
   read_interconnect(entry, g.interconnect, figures);
+  read_default_coefficients(entry, g.default_coefficients);
   read_sources(entry, figures);
   entry.finish();
   if (g.sm < 0) g.sm = 0;
@@ -157,7 +171,7 @@ std::string gpu_table_initialiser(const std::vector<model::GpuSpec>& table) {
     out << "}, " << quoted(g.vendor) << ", " << g.sm << ", " << g.capacity_gib << ", {" << p.bf16_tflops << ", "
         << p.fp32_tflops << ", " << p.memory_gbs << ", " << p.memory_gb << ", " << p.sms << ", " << p.l2_mb << "}, {"
         << ic.nvlink_generation << ", " << ic.nvlink_gbps << ", " << ic.pcie_generation << ", " << ic.pcie_gbps
-        << "}},\n";
+        << "}, " << quoted(g.default_coefficients) << "},\n";
   }
   return out.str();
 }

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 
 #include "io/document.hpp"
 #include "io/model_config.hpp"
+#include "model/counts.hpp"
 #include "model/limits.hpp"
 #include "model/errors.hpp"
 
@@ -68,22 +70,54 @@ void check_named_file(MapReader& r, const std::string& key, const std::string& r
                                relative_to);
 }
 
-// With coefficients, plan loads the scenario's model: a name that resolves to no config is refused here, at the
-// `model:` line, instead of later without the scenario's position. (With a predictor the model is a label.)
-void check_model_name(MapReader& top, const Scenario& s) {
-  if (s.model.empty() || s.coefficients.empty()) return;
+// Without a width-quadratic predictor, plan loads the scenario's model: a name that resolves to no config is
+// refused here, at the `model:` line, instead of later without the scenario's position. (With a predictor the
+// model is a label.) With a `lora:` block, returns the shape's module table to check its targets against.
+std::optional<model::ModuleTable> check_model_name(MapReader& top, const Scenario& s) {
+  if (s.model.empty() || s.width_quadratic) return std::nullopt;
   try {
-    resolve_model_path(s.model);
+    if (!top.has("lora")) {
+      resolve_model_path(s.model);
+      return std::nullopt;
+    }
+    return model::expand_modules(load_model(s.model));
   } catch (const InputError& e) {
     top.problem(top.node("model"), e.what());
   }
+  return std::nullopt;
+}
+
+// The adapters the run trains: rank and alpha positive, each target an nn.Linear short name of the model (the
+// module table knows them), reported at its own line:col naming the family's modules.
+void read_lora(MapReader& top, Scenario& s, const std::optional<model::ModuleTable>& modules) {
+  if (!top.has("lora")) return;
+  MapReader l = top.child("lora");
+  l.read("rank", s.lora.rank, false, 1, limits::kMaxLoraRank);
+  double alpha = 0;
+  if (l.read("alpha", alpha, false, 0.0, 1e6)) s.lora.alpha = alpha;
+  if (l.read_list("targets", s.lora.targets, false)) {
+    const YAML::Node list = l.node("targets");
+    s.lora.targets_where = where(l.file(), list.Mark());
+    if (s.lora.targets.empty()) l.problem(list, "lora.targets = []. Violated constraint: at least one module name");
+    if (modules)
+      for (size_t i = 0; i < s.lora.targets.size(); ++i)
+        for (const auto& p : model::lora_target_problems(*modules, {s.lora.targets[i]}, s.model))
+          l.problem(list[i], "lora.targets[" + std::to_string(i) + "]: " + p);
+  }
+  if (!l.has("rank") && !l.has("targets")) l.problem("lora: neither rank nor targets. Violated constraint: at least one");
+  l.finish();
 }
 
 void read_predictor(MapReader& top, Scenario& s) {
   const bool has_coefficients = top.has("coefficients"), has_predictor = top.has("predictor");
-  if (has_coefficients == has_predictor)
-    top.problem("exactly one of 'coefficients' (a calibrated coefficients file) or 'predictor' is required");
+  if (has_coefficients && has_predictor)
+    top.problem("both 'coefficients' and 'predictor'. Violated constraint: at most one (neither: the GPU's default "
+                "per-category predictor)");
+  if (!has_coefficients && !has_predictor && !top.has("model"))
+    top.problem("no 'model', 'coefficients' or 'predictor'. Violated constraint: a model (priced by the GPU's default "
+                "predictor), a coefficients file, or a width-quadratic predictor");
   if (top.read("coefficients", s.coefficients, false)) {
+    s.coefficients_where = where(top.file(), top.node("coefficients").Mark());
     s.coefficients = resolve_beside(s.path, s.coefficients);
     check_named_file(top, "coefficients", s.coefficients);
   }
@@ -318,7 +352,7 @@ void read_top(MapReader& top, Scenario& s, Diagnostics& d) {
   top.read("description", s.description, false);
   top.read("model", s.model, false);
   read_predictor(top, s);
-  check_model_name(top, s);
+  read_lora(top, s, check_model_name(top, s));
   MapReader gpu = top.child("gpu");
   gpu.read("name", s.gpu_name, false);
   gpu.read("memory_gib", s.run.gpu_memory_gib, true, 0.0, limits::kMaxGiB);

@@ -4,10 +4,15 @@
 // as file:line:col. Relative paths (corpus file, coefficients) are relative to the scenario file.
 //
 //   schema_version: 1
-//   name: gemma-4-26b-a4b-h200-lora          # optional: description, model
-//   coefficients: coefficients/x.yaml        # calibrated StepModel coefficients, or instead:
+//   name: gemma-4-26b-a4b-h200-lora          # optional: description
+//   model: gemma-4-26b-a4b                   # a name or config path (io/model_config.hpp)
+//   coefficients: coefficients/x.yaml        # optional: a fitted file, used only where its model, GPU and tier
+//                                            # match (else the GPU's default predictor answers, with a note); or
 //   predictor: {width_quadratic: {step_s_per_token, step_s_per_token_width, step_s_fixed,
 //                                 masked_step_factor, peak_gib_fixed, peak_gib_per_token}}
+//                                            # neither: the GPU's default per-category predictor (needs `model`)
+//   lora: {rank: 16, alpha: 32, targets: [q_proj, k_proj, v_proj, o_proj]}   # optional: what trains (default: the
+//                                            # predictor's rank on the family's all-linear targets)
 //   gpu: {name: NVIDIA H200, memory_gib: 139.8}
 //   corpus: {file: corpora/x.txt, length_field: n}  # or synthetic: {...} or histogram: {seed, bins: [{length, count}]}
 //                                            # (file: lengths, CSV or JSON Lines, optionally .gz; io/corpus_io.hpp)
@@ -50,12 +55,22 @@ struct CorpusSource {
 // compile other kernels: measure yours the same way before relying on it.
 inline constexpr double kColdKernelCacheS = 17.0;
 
+// The scenario's `lora:` block: the adapters the run trains. Targets are checked against the model's nn.Linear
+// names at their line:col; rank 0 and no targets = not given (the predictor's rank on the family's default).
+struct LoraSpec {
+  int64_t rank = 0;
+  double alpha = 0;                  // 0: not given; shown, not priced (the scaling alpha / rank costs nothing)
+  std::vector<std::string> targets;
+  std::string targets_where;         // "file:line:col" of `targets`, for messages about them
+};
+
 struct Scenario {
   std::string path;
   std::string name;
   std::string description;
   std::string model;
-  std::string coefficients;  // resolved path; empty when `predictor` is given
+  std::string coefficients;  // resolved path; empty when `predictor` is given or for the default predictor
+  std::string coefficients_where;  // "file:line:col" of `coefficients`
   std::optional<planner::WidthQuadratic> width_quadratic;
   std::string gpu_name;
   CorpusSource corpus;
@@ -65,6 +80,7 @@ struct Scenario {
   double cold_start_s = 0;            // included in run.startup_s: kColdKernelCacheS when cold, else 0
   planner::SweepSpec sweep;
   std::optional<planner::ParallelSpec> parallel;  // absent: one GPU
+  LoraSpec lora;
 };
 
 Scenario load_scenario(const std::string& path);

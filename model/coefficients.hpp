@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "model/features.hpp"
+#include "model/intervals.hpp"
 
 namespace stepcast::model {
 
@@ -33,6 +34,16 @@ struct ShapeDomain {
 // The `model` of coefficients fitted over several models at once: each record priced with its own model's work,
 // one rate per unit of work for all (calibrate --pooled; docs/method.md, "The default predictor").
 inline constexpr const char* kPooledModel = "pooled";
+// The step fit's own held-out errors: each record predicted by a fit of the others (calibrate/held_out.hpp), the
+// calibrated interval's half-widths (model/intervals.hpp). Unknown in a file written before calibrate recorded
+// them: its calibrated interval comes from the fit's residual RMS and standard errors instead.
+struct HeldOut {
+  bool known = false;
+  std::string scheme;               // "leave-one-out" or "10-fold"
+  int64_t points_unpadded = 0;      // held-out records behind each half-width; 0: that half-width is the
+  int64_t points_padded = 0;        // conformal quantile of all the records (no record of its own kind)
+  HalfWidth half_width;
+};
 
 struct Coefficients {
   // Provenance.
@@ -49,6 +60,7 @@ struct Coefficients {
   std::string prior;           // the coefficient file the fit was regularised toward; empty = none
   std::string fitted_records;  // fingerprints of the records fitted (io/fit_input.hpp); empty = not recorded
   ShapeDomain domain;          // the step fit's shapes
+  HeldOut held_out;            // the step fit's held-out errors
   // The fit.
   std::array<Term, kStepTerms> step{};
   std::array<Term, kMemoryTerms> memory{};

@@ -25,11 +25,11 @@ namespace {
 // One multi-token-prediction module (DeepSeek-V3's modeling code): a decoder layer as the last one, enorm and
 // hnorm (hidden-sized), eh_proj (2h -> h) and the shared head's norm; its embedding and head are copies of
 // the main ones in the checkpoint, not counted here.
-int64_t mtp_layer_params(const ModelShape& shape) {
+int64_t mtp_layer_params(const ModelShape& shape, const ModuleTable& modules) {
   if (shape.num_layers() == 0) return 0;
   const int64_t last = shape.num_layers() - 1;
   int64_t layer = 0;
-  for (const Module& m : expand_modules(shape))
+  for (const Module& m : modules)
     if (m.layer == last) layer += m.params();
   const int64_t h = shape.hidden_size;
   return layer + 3 * h + 2 * h * h;
@@ -37,12 +37,14 @@ int64_t mtp_layer_params(const ModelShape& shape) {
 
 }  // namespace
 
-ParamCounts count_params(const ModelShape& shape) {
+ParamCounts count_params(const ModelShape& shape) { return count_params(shape, expand_modules(shape)); }
+
+ParamCounts count_params(const ModelShape& shape, const ModuleTable& modules) {
   ParamCounts counts;
   const double routed_share =
       shape.moe.num_experts > 0 ? static_cast<double>(shape.moe.top_k) / static_cast<double>(shape.moe.num_experts) : 1.0;
   double inactive = 0;
-  for (const Module& m : expand_modules(shape)) {
+  for (const Module& m : modules) {
     counts.total += m.params();
     counts.tensors += m.tensors();
     counts.by_component[component_name(m.component)] += m.params();
@@ -60,7 +62,7 @@ ParamCounts count_params(const ModelShape& shape) {
       }
   const bool tied_alias = shape.tie_word_embeddings && shape.head == Head::lm_head;
   counts.state_dict_entries = counts.tensors + buffers + (tied_alias ? 1 : 0);
-  counts.mtp_params = shape.mtp_layers * mtp_layer_params(shape);
+  counts.mtp_params = shape.mtp_layers > 0 ? shape.mtp_layers * mtp_layer_params(shape, modules) : 0;
   return counts;
 }
 
@@ -68,26 +70,46 @@ std::vector<std::string> default_lora_targets() {
   return {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"};
 }
 
-std::vector<std::string> default_lora_targets(const ModelShape& shape) {
+std::vector<std::string> default_lora_targets(const ModelShape& shape) { return default_lora_targets(expand_modules(shape)); }
+
+std::vector<std::string> default_lora_targets(const ModuleTable& modules) {
   std::vector<std::string> names;
-  for (const Module& m : expand_modules(shape))
+  for (const Module& m : modules)
     if (m.kind == ModuleKind::linear && std::find(names.begin(), names.end(), m.short_name) == names.end())
       names.push_back(m.short_name);
   return names;
 }
 
-std::vector<std::string> lora_able_names(const ModelShape& shape) {
-  std::vector<std::string> names = default_lora_targets(shape);
+std::vector<std::string> lora_able_names(const ModelShape& shape) { return lora_able_names(expand_modules(shape)); }
+
+std::vector<std::string> lora_able_names(const ModuleTable& modules) {
+  std::vector<std::string> names = default_lora_targets(modules);
   std::sort(names.begin(), names.end());
   return names;
 }
 
+std::vector<std::string> lora_target_problems(const ModuleTable& modules, const std::vector<std::string>& targets,
+                                              const std::string& model_name) {
+  const std::vector<std::string> names = lora_able_names(modules);
+  std::string valid;
+  for (const auto& n : names) valid += (valid.empty() ? "" : ", ") + n;
+  std::vector<std::string> problems;
+  for (const auto& t : targets)
+    if (std::find(names.begin(), names.end(), t) == names.end())
+      problems.push_back("'" + t + "' names no nn.Linear module of " + model_name + ". Violated constraint: one of " + valid);
+  return problems;
+}
+
 LoraPlan plan_lora(const ModelShape& shape, const std::vector<std::string>& targets, int64_t rank) {
+  return plan_lora(expand_modules(shape), targets, rank);
+}
+
+LoraPlan plan_lora(const ModuleTable& modules, const std::vector<std::string>& targets, int64_t rank) {
   LoraPlan plan;
   plan.targets = targets;
   plan.rank = rank;
   for (const auto& t : targets) plan.modules_by_target[t] = 0;
-  for (const Module& m : expand_modules(shape)) {
+  for (const Module& m : modules) {
     if (m.kind != ModuleKind::linear) continue;
     auto it = plan.modules_by_target.find(m.short_name);
     if (it == plan.modules_by_target.end()) continue;
@@ -100,11 +122,13 @@ LoraPlan plan_lora(const ModelShape& shape, const std::vector<std::string>& targ
   return plan;
 }
 
-GemmFlopsPerToken gemm_flops_per_token(const ModelShape& shape) {
+GemmFlopsPerToken gemm_flops_per_token(const ModelShape& shape) { return gemm_flops_per_token(shape, expand_modules(shape)); }
+
+GemmFlopsPerToken gemm_flops_per_token(const ModelShape& shape, const ModuleTable& modules) {
   GemmFlopsPerToken f;
   const double routed_share =
       shape.moe.num_experts > 0 ? static_cast<double>(shape.moe.top_k) / static_cast<double>(shape.moe.num_experts) : 0.0;
-  for (const Module& m : expand_modules(shape)) {
+  for (const Module& m : modules) {
     const double w = static_cast<double>(m.weight_params());
     switch (m.component) {
       case Component::attention_proj: f.attention_proj += 2 * w; break;

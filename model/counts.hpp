@@ -24,6 +24,9 @@ struct ParamCounts {
   std::map<std::string, int64_t> by_component;  // "attention_proj", "dense_mlp", "experts", ...
 };
 
+// Each function that walks the module table takes it (expanded once by the caller, model/modules.hpp); the forms
+// without it expand the shape themselves.
+ParamCounts count_params(const ModelShape& shape, const ModuleTable& modules);
 ParamCounts count_params(const ModelShape& shape);
 
 struct LoraPlan {
@@ -37,6 +40,7 @@ struct LoraPlan {
 
 // The Linear modules that a peft-style target list wraps: every nn.Linear whose short name is in the
 // list. Experts (stacked 3-D tensors) and the router are not nn.Linear and are never wrapped.
+LoraPlan plan_lora(const ModuleTable& modules, const std::vector<std::string>& targets, int64_t rank);
 LoraPlan plan_lora(const ModelShape& shape, const std::vector<std::string>& targets, int64_t rank);
 
 // The standard peft target list: attention q,k,v,o and the dense MLP's gate, up, down.
@@ -45,10 +49,17 @@ std::vector<std::string> default_lora_targets();
 // A shape's own default: every nn.Linear short name it has, in first-seen order (peft's "all-linear", which
 // leaves the output head out). For Llama-like and Gemma-4 shapes it is default_lora_targets(); Phi-3 gets
 // qkv_proj, o_proj, gate_up_proj, down_proj; MLA gets its q_a_proj, kv_a_proj_with_mqa, ...
+std::vector<std::string> default_lora_targets(const ModuleTable& modules);
 std::vector<std::string> default_lora_targets(const ModelShape& shape);
 
 // Every LoRA-able (nn.Linear) short name of the shape, sorted.
+std::vector<std::string> lora_able_names(const ModuleTable& modules);
 std::vector<std::string> lora_able_names(const ModelShape& shape);
+
+// One message per target that names no nn.Linear module of the table ("'x' names no nn.Linear module of
+// MODEL. Violated constraint: one of a, b, ..."); empty when every target is one. Callers prefix where it was.
+std::vector<std::string> lora_target_problems(const ModuleTable& modules, const std::vector<std::string>& targets,
+                                              const std::string& model_name);
 
 // Forward GEMM FLOPs per processed token (2 per multiply-add), by component. Backward and recompute
 // multiples belong to the step model, not here.
@@ -62,6 +73,7 @@ struct GemmFlopsPerToken {
   double lm_head = 0;
   double total() const { return attention_proj + latent_proj + dense_mlp + experts + shared_experts + router + lm_head; }
 };
+GemmFlopsPerToken gemm_flops_per_token(const ModelShape& shape, const ModuleTable& modules);
 GemmFlopsPerToken gemm_flops_per_token(const ModelShape& shape);
 
 // How an attention kernel walks the score matrix of one row of width W.

@@ -76,6 +76,10 @@ FeatureMaker::FeatureMaker(const ModelShape& shape, const TierRules& tier, const
     : FeatureMaker(shape, tier, gpu, LoraChoice{lora_rank, {}}) {}
 
 FeatureMaker::FeatureMaker(const ModelShape& shape, const TierRules& tier, const GpuInfo& gpu, const LoraChoice& lora_choice)
+    : FeatureMaker(shape, expand_modules(shape), tier, gpu, lora_choice) {}
+
+FeatureMaker::FeatureMaker(const ModelShape& shape, const ModuleTable& modules, const TierRules& tier, const GpuInfo& gpu,
+                           const LoraChoice& lora_choice)
     : tier_(tier), gpu_(gpu) {
   const int sm = tier.kernel_sm > 0 ? tier.kernel_sm : gpu.sm;
   for (const auto& g : layers_by_type(shape)) {
@@ -91,9 +95,9 @@ FeatureMaker::FeatureMaker(const ModelShape& shape, const TierRules& tier, const
       }
     types_.push_back(t);
   }
-  const auto lora = plan_lora(shape, lora_choice.targets.empty() ? default_lora_targets(shape) : lora_choice.targets,
+  const auto lora = plan_lora(modules, lora_choice.targets.empty() ? default_lora_targets(modules) : lora_choice.targets,
                               lora_choice.rank);
-  const TokenWork work = token_work(shape, lora);
+  const TokenWork work = token_work(shape, modules, lora);
   dense_flops_per_token_ = work.dense_gemm_flops + work.shared_expert_flops + work.latent_proj_flops;
   lora_flops_per_token_ = work.lora_gemm_flops;
   expert_flops_per_token_ = work.expert_gemm_flops;
@@ -102,7 +106,7 @@ FeatureMaker::FeatureMaker(const ModelShape& shape, const TierRules& tier, const
   // in/out element) was tried and contradicts the H200 tables: Llama-3-8B has 2.3x Gemma-4's adapter elements
   // per token but 0.8x its memory-bound time per token (docs/method.md, "Per-category model").
   memory_bytes_per_token_ = work.elementwise_bytes;
-  for (const Module& m : expand_modules(shape))
+  for (const Module& m : modules)
     if (m.kind == ModuleKind::experts) {
       expert_bytes_ += static_cast<double>(m.weight_params() / m.copies * dtype_bytes(shape.dtype));
     }
@@ -113,15 +117,16 @@ FeatureMaker::FeatureMaker(const ModelShape& shape, const TierRules& tier, const
   gemm_passes_ = 3.0 + recompute;
   attention_passes_ = 3.5 + recompute;
   stream_passes_ = 2.0 + recompute;
-  set_memory_rates(shape, tier, lora_choice);
+  set_memory_rates(shape, modules, tier, lora_choice);
 }
 
-void FeatureMaker::set_memory_rates(const ModelShape& shape, const TierRules& tier, const LoraChoice& lora) {
+void FeatureMaker::set_memory_rates(const ModelShape& shape, const ModuleTable& modules, const TierRules& tier,
+                                    const LoraChoice& lora) {
   TrainingSetup setup;
   setup.lora_rank = lora.rank;
   setup.lora_targets = lora.targets;
   setup.ce_chunked = tier.ce_chunked;
-  const ArchitectureMemoryRates rates = architecture_rates(shape, setup);
+  const ArchitectureMemoryRates rates = architecture_rates(shape, modules, setup);
   weights_gib_ = rates.weight_bytes / kGiB;
   lora_gib_ = rates.trainable_bytes / kGiB;
   activation_bytes_per_token_ = rates.step_bytes_per_token();

@@ -209,6 +209,9 @@ class FeatureMaker {
  public:
   FeatureMaker(const ModelShape& shape, const TierRules& tier, const GpuInfo& gpu, int64_t lora_rank = 16);
   FeatureMaker(const ModelShape& shape, const TierRules& tier, const GpuInfo& gpu, const LoraChoice& lora);
+  // The same from the shape's module table, expanded once by the caller (model/modules.hpp).
+  FeatureMaker(const ModelShape& shape, const ModuleTable& modules, const TierRules& tier, const GpuInfo& gpu,
+               const LoraChoice& lora);
 
   StepFeatures step(const MicroBatch& batch) const;
   // Kernel launches of one step of this tier (0: unknown, the host term is off).
@@ -240,7 +243,8 @@ class FeatureMaker {
 
  private:
   // Weights, what trains and the activation rates from the architecture (model/memory.hpp).
-  void set_memory_rates(const ModelShape& shape, const TierRules& tier, const LoraChoice& lora);
+  void set_memory_rates(const ModelShape& shape, const ModuleTable& modules, const TierRules& tier,
+                        const LoraChoice& lora);
 
   TierRules tier_;
   GpuInfo gpu_;

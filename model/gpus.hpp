@@ -44,6 +44,9 @@ struct GpuSpec {
   double capacity_gib = 0;
   GpuPeaks peaks;
   Interconnect interconnect;
+  // The GPU's default per-category predictor: a coefficient file relative to scenarios/ (what plan, predict, drift
+  // and validate use for a model when no --coefficients is given, predict/predictor.hpp); empty: none.
+  std::string default_coefficients;
 };
 
 // The shipped table, in file order.

@@ -24,8 +24,14 @@ const std::array<LaunchSpec, kLaunchSources> kLaunchTable{{
 }};
 
 std::array<double, kLaunchSources> launch_units(const ModelShape& shape, const TierRules& tier, int64_t lora_rank) {
+  const ModuleTable modules = expand_modules(shape);
+  return launch_units(shape, modules, tier, plan_lora(modules, default_lora_targets(modules), lora_rank));
+}
+
+std::array<double, kLaunchSources> launch_units(const ModelShape& shape, const ModuleTable& modules,
+                                               const TierRules& tier, const LoraPlan& lora) {
   std::array<double, kLaunchSources> n{};
-  for (const Module& m : expand_modules(shape)) {
+  for (const Module& m : modules) {
     if (m.kind == ModuleKind::norm) n[kLaunchNorm] += 1;
     // Stacked experts come as two tensors per layer (gate_up and down): count the layer once.
     if (m.kind == ModuleKind::experts && m.short_name == "down_proj") {
@@ -39,12 +45,17 @@ std::array<double, kLaunchSources> launch_units(const ModelShape& shape, const T
   if (shape.family.v_norm) n[kLaunchNorm] += layers;
   const double moe_layers = n[kLaunchMoeLayer] + n[kLaunchExpertHit] / std::max<double>(1, shape.moe.num_experts);
   if (shape.family.router_scales) n[kLaunchNorm] += moe_layers;
-  n[kLaunchLora] = static_cast<double>(plan_lora(shape, default_lora_targets(shape), lora_rank).modules);
+  n[kLaunchLora] = static_cast<double>(lora.modules);
   return n;
 }
 
 LaunchModel::LaunchModel(const ModelShape& shape, const TierRules& tier, int64_t lora_rank) {
-  const auto n = launch_units(shape, tier, lora_rank);
+  const ModuleTable modules = expand_modules(shape);
+  *this = LaunchModel(shape, modules, tier, plan_lora(modules, default_lora_targets(modules), lora_rank));
+}
+
+LaunchModel::LaunchModel(const ModelShape& shape, const ModuleTable& modules, const TierRules& tier, const LoraPlan& lora) {
+  const auto n = launch_units(shape, modules, tier, lora);
   for (int i = 0; i < kLaunchSources; ++i)
     if (i != kLaunchExpertHit) fixed_ += n[i] * kLaunchTable[i].per_unit;
   per_hit_pairs_ = n[kLaunchExpertHit] * kLaunchTable[kLaunchExpertHit].per_unit;

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "model/counts.hpp"
 #include "model/shape.hpp"
 #include "model/tiers.hpp"
 
@@ -35,15 +36,21 @@ struct LaunchSpec {
 // Per-unit launches, fitted by least squares (tests/model/launches_test.cpp reproduces the fit's inputs).
 extern const std::array<LaunchSpec, kLaunchSources> kLaunchTable;
 
-// How many of each source a step of `shape` under `tier` has; kLaunchExpertHit is per expert hit, left at
-// the count of (MoE layer, expert) pairs: multiply by the hit fraction for a given token count.
+// How many of each source a step of `shape` (its module table `modules`) under `tier` with the adapters `lora`
+// has; kLaunchExpertHit is per expert hit, left at the count of (MoE layer, expert) pairs: multiply by the hit
+// fraction for a given token count. The form without a LoRA plan wraps the family's default targets.
+std::array<double, kLaunchSources> launch_units(const ModelShape& shape, const ModuleTable& modules,
+                                               const TierRules& tier, const LoraPlan& lora);
 std::array<double, kLaunchSources> launch_units(const ModelShape& shape, const TierRules& tier, int64_t lora_rank = 16);
 
 // Predicted launches of one step with `tokens` routed tokens (R*W): the fraction of experts hit under uniform
 // routing, 1-(1-k/E)^T, matters only for the loop tier.
 class LaunchModel {
  public:
+  LaunchModel(const ModelShape& shape, const ModuleTable& modules, const TierRules& tier, const LoraPlan& lora);
   LaunchModel(const ModelShape& shape, const TierRules& tier, int64_t lora_rank = 16);
+  // Every expert hit: the count of a step with enough tokens (what a coefficient file's host term carries).
+  double per_step_all_experts() const { return fixed_ + per_hit_pairs_; }
   double per_step(double tokens) const;
 
  private:

@@ -95,16 +95,21 @@ double ArchitectureMemoryRates::step_bytes_per_token() const {
 
 ArchitectureMemoryRates architecture_rates(const ModelShape& shape, const TrainingSetup& setup,
                                            const ArchitectureMemoryConstants& c) {
+  return architecture_rates(shape, expand_modules(shape), setup, c);
+}
+
+ArchitectureMemoryRates architecture_rates(const ModelShape& shape, const ModuleTable& modules,
+                                           const TrainingSetup& setup, const ArchitectureMemoryConstants& c) {
   ArchitectureMemoryRates r;
-  r.weight_bytes = static_cast<double>(count_params(shape).total) * static_cast<double>(dtype_bytes(shape.dtype));
+  r.weight_bytes = static_cast<double>(count_params(shape, modules).total) * static_cast<double>(dtype_bytes(shape.dtype));
   r.full = setup.full || setup.lora_rank == 0;
   if (r.full) {
     // Gradients and AdamW's two moments in the weights' dtype (torch.optim.AdamW keeps them like the parameter).
     r.trainable_bytes = 3.0 * r.weight_bytes;
   } else {
-    const auto targets = setup.lora_targets.empty() ? default_lora_targets(shape) : setup.lora_targets;
+    const auto targets = setup.lora_targets.empty() ? default_lora_targets(modules) : setup.lora_targets;
     // fp32 adapters: the parameter, its gradient and AdamW's two moments, 4 bytes each.
-    r.trainable_bytes = 16.0 * static_cast<double>(plan_lora(shape, targets, setup.lora_rank).params);
+    r.trainable_bytes = 16.0 * static_cast<double>(plan_lora(modules, targets, setup.lora_rank).params);
   }
   const double act = static_cast<double>(setup.activation_bytes);
   r.saved_bytes_per_token = static_cast<double>(shape.num_layers() * shape.hidden_size) * act;

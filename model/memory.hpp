@@ -72,6 +72,8 @@ struct ArchitectureMemoryRates {
   // Saved inputs plus the larger of the logits path and one layer's recompute working set.
   double step_bytes_per_token() const;
 };
+ArchitectureMemoryRates architecture_rates(const ModelShape& shape, const ModuleTable& modules,
+                                           const TrainingSetup& setup, const ArchitectureMemoryConstants& constants = {});
 ArchitectureMemoryRates architecture_rates(const ModelShape& shape, const TrainingSetup& setup,
                                            const ArchitectureMemoryConstants& constants = {});
 

@@ -137,8 +137,8 @@ std::vector<int64_t> Module::weight_shape() const {
   return {out_features, in_features};
 }
 
-std::vector<Module> expand_modules(const ModelShape& shape) {
-  std::vector<Module> out;
+ModuleTable expand_modules(const ModelShape& shape) {
+  ModuleTable out;
   const int64_t h = shape.hidden_size;
   const std::string& embedding = shape.family.names.embedding;
   out.push_back(Module{embedding, embedding, ModuleKind::embedding, Component::embedding, -1, h, shape.vocab_size, 1,

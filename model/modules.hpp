@@ -58,6 +58,10 @@ struct Module {
   std::vector<int64_t> weight_shape() const;
 };
 
-std::vector<Module> expand_modules(const ModelShape& shape);
+// Every tensor of a shape, in the order Hugging Face builds them. Walking it is the one way a count, the LoRA plan,
+// the features, the launches or the memory learn what a model holds: a front end expands a model once and hands
+// the table to each (predict/predictor.hpp).
+using ModuleTable = std::vector<Module>;
+ModuleTable expand_modules(const ModelShape& shape);
 
 }  // namespace stepcast::model

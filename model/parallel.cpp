@@ -155,13 +155,19 @@ CommCost optimizer_step_comm(const ParallelConfig& config, const ParallelWorkloa
 }
 
 ParallelWorkload lora_workload(const ModelShape& shape, int64_t lora_rank, bool recompute) {
+  const ModuleTable modules = expand_modules(shape);
+  return lora_workload(shape, modules, plan_lora(modules, default_lora_targets(), lora_rank), recompute);
+}
+
+ParallelWorkload lora_workload(const ModelShape& shape, const ModuleTable& modules, const LoraPlan& lora_plan,
+                               bool recompute) {
   ParallelWorkload w;
-  const ParamCounts params = count_params(shape);
+  const ParamCounts params = count_params(shape, modules);
   const auto dtype = static_cast<double>(dtype_bytes(shape.dtype));
-  w.weight_bytes = static_cast<double>(weight_bytes(shape, shape.dtype));
+  w.weight_bytes = static_cast<double>(params.total) * dtype;
   const auto experts = params.by_component.find("experts");
   if (experts != params.by_component.end()) w.expert_weight_bytes = static_cast<double>(experts->second) * dtype;
-  const auto lora = static_cast<double>(plan_lora(shape, default_lora_targets(), lora_rank).params);
+  const auto lora = static_cast<double>(lora_plan.params);
   w.trainable_bytes = 4 * lora;
   w.gradient_bytes = 4 * lora;
   w.optimizer_state_bytes = 8 * lora;

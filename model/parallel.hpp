@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <string>
 
+#include "model/counts.hpp"
 #include "model/gpus.hpp"
 
 namespace stepcast::model {
@@ -95,6 +96,8 @@ struct ParallelWorkload {
 // adapters and their gradients in fp32 (as model/features.cpp charges them), AdamW's two fp32 states.
 struct ModelShape;
 ParallelWorkload lora_workload(const ModelShape& shape, int64_t lora_rank, bool recompute);
+// The same for the adapters `lora` of the shape's module table, expanded once by the caller (model/modules.hpp).
+ParallelWorkload lora_workload(const ModelShape& shape, const ModuleTable& modules, const LoraPlan& lora, bool recompute);
 
 // The time one rank spends on a micro-batch, split as the collectives see it, seconds.
 struct ComputeSplit {

@@ -15,6 +15,9 @@ class StepModel : public StepPredictor {
   StepModel(const ModelShape& shape, const Coefficients& coefficients);  // GPU from coefficients.gpu
   // The adapters a measurement record trained instead of the coefficients' rank on the default targets.
   StepModel(const ModelShape& shape, const Coefficients& coefficients, const GpuInfo& gpu, const LoraChoice& lora);
+  // The same from the shape's module table, expanded once by the caller (model/modules.hpp).
+  StepModel(const ModelShape& shape, const ModuleTable& modules, const Coefficients& coefficients, const GpuInfo& gpu,
+            const LoraChoice& lora);
 
   double step_s(const MicroBatch& batch) const override;
   double peak_gib(const MicroBatch& batch) const override;

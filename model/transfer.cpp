@@ -45,23 +45,8 @@ const char* rate_key(Rate r) {
 
 std::string canonical_tier(const std::string& label) { return tier_label(tier_from_label(label)); }
 
-// Held-out transfer errors, the largest relative step error of each measured transfer (docs/method.md,
-// "Transfer"; reproduced there with the commands given). A 90 % bound from 5-7 points is their maximum.
-constexpr double kGpuTransferError = 0.371;      // H200 -> RTX PRO 6000 (sm_120), 7 seed points, efficient tier
-constexpr double kBackendTransferError = 0.398;  // H200 sdpa-auto -> sdpa-efficient / sdpa-math, 7 points
-constexpr double kExpertsTransferError = 0.846;  // H200 grouped -> loop experts, 3 points
-// Gemma-4 -> Llama-3-8B (15 records) and Mistral-7B (8 points), same H200 and tier, the largest error of either:
-// with the host side re-priced by launches (Llama 1 x 16384), and without it (Llama 1 x 1024). Post-hoc: Llama
-// fixed the per-launch rate, and both were seen before (docs/method.md, "Launches").
-constexpr double kModelTransferError = 0.274;
-constexpr double kModelTransferErrorNoLaunches = 0.746;
-// Shapes beyond the fitted ones: Gemma-4 gqa-expand on the H200 (measurements/records/
-// h200-gemma-4-26b-a4b-gqa-expand.jsonl) fitted with --prior none on its 4 records of <= 4096 padded tokens
-// predicts the 17 others (up to 4x the tokens, 16384) at most 7.65 % off (a padded 2 x 8192, 12288 real tokens);
-// on its 15 records of <= 8192 tokens the 6 of 16384 at most 1.44 %; Llama-3-8B's 4 records of <= 4096 tokens
-// its 7 larger ones at most 0.78 % (docs/method.md, "Intervals"). Measured only up to 4x the fitted tokens.
-constexpr double kShapeExtrapolationError = 0.0765;
-constexpr double kZ90 = 1.645;                   // two-sided 90 % of a normal distribution
+// The held-out error of each kind of transfer is measured and kept in one table (model/intervals.hpp).
+constexpr double kZ90 = 1.645;  // two-sided 90 % of a normal distribution: files without held-out errors
 
 std::string number(double v) {
   std::ostringstream s;
@@ -155,7 +140,7 @@ Transfer transfer_coefficients(const Coefficients& c, const TransferAsk& ask, bo
     const bool launches_known = ask.source_launches > 0 && ask.target_launches > 0;
     if (launches_known) t.changes.back() += carry_to_launches(t.coefficients, ask.source_launches, ask.target_launches);
     t.changes.back() += carry_activations_to_architecture(t.coefficients);
-    t.transfer_half_width += launches_known ? kModelTransferError : kModelTransferErrorNoLaunches;
+    t.transfer_half_width += held_out_error(launches_known ? kModelTransfer : kModelTransferNoLaunches);
   }
   if (t.gpu.name != from.name) {
     carry_to_gpu(t.coefficients, from, t.gpu);
@@ -164,7 +149,7 @@ Transfer transfer_coefficients(const Coefficients& c, const TransferAsk& ask, bo
     t.provenance.push_back(Provenance::transferred_gpu);
     mismatches.push_back("GPU '" + t.gpu.name + "' (the coefficients are '" + from.name + "')");
     t.coefficients.gpu = t.gpu.name;
-    t.transfer_half_width += kGpuTransferError;
+    t.transfer_half_width += held_out_error(kGpuTransfer);
   }
   if (!ask.tier.empty() && canonical_tier(ask.tier) != canonical_tier(c.tier)) {
     t.changes.push_back("tier '" + c.tier + "' -> '" + ask.tier + "' (each layer re-planned, rates kept)");
@@ -173,7 +158,7 @@ Transfer transfer_coefficients(const Coefficients& c, const TransferAsk& ask, bo
     t.coefficients.tier = ask.tier;
     const TierRules from_tier = tier_from_label(c.tier), to_tier = tier_from_label(ask.tier);
     const bool experts_change = from_tier.known && to_tier.known && from_tier.experts != to_tier.experts;
-    t.transfer_half_width += experts_change ? kExpertsTransferError : kBackendTransferError;
+    t.transfer_half_width += held_out_error(experts_change ? kExpertsTransfer : kTierTransfer);
     Term& math = t.coefficients.step[kAttentionMath];
     const bool may_take_math = !to_tier.known || to_tier.auto_backend || to_tier.forced == Backend::math;
     if (!math.selected && t.coefficients.step[kAttention].selected && may_take_math) {
@@ -194,15 +179,30 @@ Transfer transfer_coefficients(const Coefficients& c, const TransferAsk& ask, bo
   return t;
 }
 
-bool step_interval(const Transfer& t, const StepFeatures& f, double step_s, double& lo, double& hi) {
-  if (!(step_s > 0)) return false;
+double step_half_width(const Transfer& t, const StepFeatures& f, double step_s, bool padded) {
+  // A transfer's measured error is the whole error of such predictions: the source's own fit is inside it.
+  if (t.transferred()) return t.transfer_half_width.at(padded);
+  const HeldOut& held_out = t.coefficients.held_out;
+  double stack = 0;
+  if (t.stack_error.known) {
+    std::array<double, kStepTerms> c{};
+    for (int i = 0; i < kStepTerms; ++i) c[i] = t.coefficients.step[i].selected ? t.coefficients.step[i].value : 0.0;
+    const bool host_bound = host_seconds(c.data(), f) > device_seconds(c.data(), f);
+    stack = host_bound ? t.stack_error.host_bound : t.stack_error.device_bound;
+  }
+  if (held_out.known) return std::max(held_out.half_width.at(padded), stack) + t.transfer_half_width.at(padded);
   // Coefficient uncertainty: the standard errors are the diagonal of Ceres' covariance (the files keep no
   // off-diagonal terms), summed linearly over the terms, which bounds any correlation between them.
   double coefficient_s = 0;
   for (int i = 0; i < kStepTerms; ++i)
     if (t.coefficients.step[i].selected) coefficient_s += f.x[i] * t.coefficients.step[i].std_error;
   const double fit_rel = std::sqrt(std::pow(t.coefficients.step_rms_rel, 2) + std::pow(coefficient_s / step_s, 2));
-  const double half = kZ90 * fit_rel + t.transfer_half_width;
+  return std::max(kZ90 * fit_rel, stack) + t.transfer_half_width.at(padded);
+}
+
+bool step_interval(const Transfer& t, const StepFeatures& f, double step_s, bool padded, double& lo, double& hi) {
+  if (!(step_s > 0)) return false;
+  const double half = step_half_width(t, f, step_s, padded);
   // Symmetric in the ratio measured / predicted (a +40 % miss and a 1/1.4 miss count alike), so that a
   // half-width above 1 still gives a positive lower end.
   lo = step_s / (1.0 + half);
@@ -239,7 +239,7 @@ Transfer at_shape(const Transfer& t, int64_t rows, int64_t width) {
   shaped.extrapolation = why;
   std::erase(shaped.provenance, Provenance::calibrated);
   shaped.provenance.push_back(Provenance::extrapolated_shape);
-  shaped.transfer_half_width += kShapeExtrapolationError;
+  shaped.transfer_half_width += held_out_error(kExtrapolatedShape);
   return shaped;
 }
 

@@ -18,6 +18,7 @@
 
 #include "model/coefficients.hpp"
 #include "model/gpus.hpp"
+#include "model/intervals.hpp"
 
 namespace stepcast::model {
 
@@ -45,9 +46,13 @@ struct Transfer {
   // TFLOP/s), ..." or "calibrated: ...".
   std::string summary() const;
   bool transferred() const { return !changes.empty(); }
-  // Relative half-width of the 90 % step interval that the transfers add, from the held-out transfer errors
-  // measured in docs/method.md ("Intervals"); every transfer kind has one.
-  double transfer_half_width = 0;
+  // Relative half-width of the 90 % step interval of the transfers, padded and unpadded, the sum of each kind's
+  // measured held-out error (model/intervals.hpp kIntervalTable, docs/method.md "Intervals"), plus the
+  // extrapolated-shape error where at_shape adds it. A transferred prediction's interval is this alone.
+  HalfWidth transfer_half_width;
+  // The host side's stack, where it is not the one the coefficients were fitted with (model/stacks.hpp): its
+  // measured error bounds a calibrated prediction's interval from below.
+  StackError stack_error;
   // Why the predicted shape lies outside the coefficients' fitted domain; empty inside it or when unknown.
   std::string extrapolation;
 };
@@ -61,10 +66,15 @@ std::string domain_text(const ShapeDomain& d);
 // held-out error measured for such shapes (docs/method.md, "Intervals"). Unchanged inside or for an unknown domain.
 Transfer at_shape(const Transfer& t, int64_t rows, int64_t width);
 
-// The 90 % step interval [step / (1 + h), step x (1 + h)] in seconds, h the relative half-width: the calibrated part from the fit's residual RMS and
-// the coefficients' standard errors (sum of x_i * sigma_i over the features), plus the transfer's measured error.
-// Returns false (no interval) when the step is not positive.
-bool step_interval(const Transfer& t, const StepFeatures& f, double step_s, double& lo, double& hi);
+// The relative half-width h of the 90 % step interval of a micro-batch (`padded`: a row shorter than the width),
+// each kind from its own measured held-out errors (docs/method.md, "Intervals"): transferred, the transfers'
+// (transfer_half_width); calibrated, the file's held-out errors (HeldOut), or for a file without them 1.645 x the
+// fit's residual RMS and the coefficients' standard errors (sum of x_i * sigma_i over the features); plus the
+// extrapolated-shape error outside the fitted domain.
+double step_half_width(const Transfer& t, const StepFeatures& f, double step_s, bool padded);
+// The 90 % step interval [step / (1 + h), step x (1 + h)] in seconds. Returns false (no interval) when the step
+// is not positive.
+bool step_interval(const Transfer& t, const StepFeatures& f, double step_s, bool padded, double& lo, double& hi);
 
 // Efficiency of every step term that has one (compute terms against the BF16 peak, the expert stream against
 // memory bandwidth); 0 for the host-side terms and for terms not selected.

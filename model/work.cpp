@@ -41,8 +41,12 @@ double layer_elements(const ModelShape& shape, int64_t layer) {
 }  // namespace
 
 TokenWork token_work(const ModelShape& shape, const LoraPlan& lora, int64_t activation_bytes) {
+  return token_work(shape, expand_modules(shape), lora, activation_bytes);
+}
+
+TokenWork token_work(const ModelShape& shape, const ModuleTable& modules, const LoraPlan& lora, int64_t activation_bytes) {
   TokenWork w;
-  const GemmFlopsPerToken g = gemm_flops_per_token(shape);
+  const GemmFlopsPerToken g = gemm_flops_per_token(shape, modules);
   w.dense_gemm_flops = g.attention_proj + g.dense_mlp + g.lm_head;
   w.router_flops = g.router;
   w.expert_gemm_flops = g.experts;

@@ -32,6 +32,8 @@ struct TokenWork {
 
 // The work of one token: `lora` as plan_lora gives it (rank 0 or no targets: no adapter work), activations
 // in `activation_bytes` per element (2 for bfloat16).
+TokenWork token_work(const ModelShape& shape, const ModuleTable& modules, const LoraPlan& lora,
+                     int64_t activation_bytes = 2);
 TokenWork token_work(const ModelShape& shape, const LoraPlan& lora, int64_t activation_bytes = 2);
 
 // One attention layer shape and how many layers have it.

@@ -183,3 +183,51 @@ TEST_CASE("validate on records none of which can be held out exits 2 instead of 
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.err, Contains(f.path() + ":1: no record could be held out"));
 }
+
+TEST_CASE("calibrate records the file's own held-out errors, and predictions with it carry them", "[cli][intervals]") {
+  const SeedCoefficients c;  // the seed's 7 records: leave-one-out
+  const std::string text = slurp(c.path);
+  CHECK_THAT(text, Contains("held_out: {scheme: leave-one-out, unpadded: {points: "));
+  const auto v = run_cli("validate --measurements " + kSeed + " --prior none --format json");
+  REQUIRE(v.exit_code == 0);
+  const auto loo = nlohmann::json::parse(v.out)["leave_one_out"];
+  const auto p = run_cli("predict --coefficients " + c.path + " --rows 4096,4096 --format json");
+  REQUIRE(p.exit_code == 0);
+  const auto j = nlohmann::json::parse(p.out);
+  // The unpadded half-width is the conformal 90 % of validate's leave-one-out errors of the unpadded records.
+  const double step = j["predicted_step_s"];
+  CHECK(j["step_interval_s"][1].get<double>() / step - 1 ==
+        Approx(loo["interval"]["unpadded"]["half_width"].get<double>()).epsilon(1e-6));
+  // A held_out block is checked like any other.
+  std::string bad = text;
+  bad.replace(bad.find("half_width: "), 12, "half_width: -");
+  const TempFile f(bad, ".yaml");
+  const auto r = run_cli("predict --coefficients " + f.path() + " --rows 512");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Contains(f.path() + ":") && Contains("held_out.unpadded.half_width"));
+}
+
+TEST_CASE("validate --coverage holds each record against the interval of the predictor its model gets",
+          "[cli][intervals]") {
+  const std::string records = std::string(STEPCAST_MEASUREMENTS) + "/records/";
+  const auto r = run_cli("validate --coverage --measurements " + records + "h200-qwen3-30b-a3b.jsonl " + records +
+                         "h200-transfer3/transfer3-qwen2.5-7b.jsonl --format json");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto c = nlohmann::json::parse(r.out)["coverage"];
+  REQUIRE(c["predictors"].size() == 2);  // one per model
+  int64_t points = 0;
+  for (const auto& g : c["groups"]) {
+    CHECK(g["kind"] == "transferred-model");
+    points += g["points"].get<int64_t>();
+    CHECK(g["inside"].get<int64_t>() <= g["points"].get<int64_t>());
+    // Unpadded, both models: each against the other's quantile; padded records are Qwen3's alone.
+    CHECK((g["other_models_points"].get<int64_t>() > 0) == !g["padded"].get<bool>());
+  }
+  CHECK(points == 24);  // every record with a step
+  CHECK(c["points"].size() == 24);
+  // Text names the groups; nothing to hold is exit 2.
+  const auto text = run_cli("validate --coverage --measurements " + records + "h200-qwen3-30b-a3b.jsonl");
+  CHECK_THAT(text.out, Contains("transferred-model, unpadded: ") && Contains("inside"));
+  CHECK(run_cli("validate --coverage").exit_code == 2);
+}

@@ -207,10 +207,11 @@ TEST_CASE("validate --run: exit 1 when a bar is not met, 0 when it is", "[valida
 
 TEST_CASE("validate --run: bad input exits 2 with a clear message", "[validate_run]") {
   const Files files;
-  SECTION("no --coefficients") {
+  SECTION("no --coefficients: the default predictor, whose tier is not the runs' without --transfer") {
     const auto r = run_cli("validate --run " + files.runs.path());
     CHECK(r.exit_code == 2);
-    CHECK(contains(r.err, "--coefficients"));
+    CHECK(contains(r.err, "tier 'hf-sdpa-efficient/loop'"));
+    CHECK(contains(r.err, "--transfer"));
   }
   SECTION("a coefficient file that does not exist") {
     const auto r = run_cli("validate --run " + files.runs.path() + " --coefficients /nonexistent/c.yaml");

@@ -41,11 +41,11 @@ double calibrated_gemm(const nlohmann::json& calibrate_out) {
 
 TEST_CASE("the transferred prior is what predict --model M --transfer predicts with", "[fewshot]") {
   const model::Coefficients categories = io::load_coefficients(kCategories);
-  const model::ModelShape shape = io::load_model(kModel);
   const auto records = calibrate::read_records_required(kProbes);
-  const model::Transfer prior = cli::transferred_prior(categories, kCategories, shape, kModel, records);
+  const model::Transfer prior = cli::transferred_prior(kCategories, kModel, records);
   // predict --coefficients CATEGORIES --model qwen1.5-moe-a2.7b --transfer (cli/cmd_predict.cpp's call).
-  const model::Transfer predict = cli::transfer_for(categories, kCategories, shape, kModel, {"", "", true});
+  const model::Transfer predict =
+      predict::choose_predictor(cli::predictor_ask(kCategories, kModel, {"", "", "", true})).transfer;
   REQUIRE(prior.provenance == predict.provenance);
   CHECK(prior.provenance == std::vector{model::Provenance::transferred_model});
   for (size_t j = 0; j < model::kStepTerms; ++j) {
@@ -74,9 +74,7 @@ TEST_CASE("a fit with the transferred prior moves from the prior toward the prob
   CHECK(loose_err < tight_err);
   CHECK(loose_err < 0.5 * zero);
   // And the GEMM rate leaves the prior's value further the looser the prior is.
-  const model::Transfer prior = cli::transferred_prior(io::load_coefficients(kCategories), kCategories,
-                                                       io::load_model(kModel), kModel,
-                                                       calibrate::read_records_required(kProbes));
+  const model::Transfer prior = cli::transferred_prior(kCategories, kModel, calibrate::read_records_required(kProbes));
   const double at_prior = prior.coefficients.step[model::kGemm].value;
   CHECK(std::abs(calibrated_gemm(loose) - at_prior) > std::abs(calibrated_gemm(tight) - at_prior));
 }

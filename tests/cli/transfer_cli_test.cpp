@@ -3,9 +3,11 @@
 
 #include "catch.hpp"
 #include "cli_runner.hpp"
+#include "model/intervals.hpp"
 #include "temp_file.hpp"
 
 using namespace stepcast::testing;
+namespace model = stepcast::model;
 using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
 
@@ -38,10 +40,13 @@ TEST_CASE("another GPU, tier or model without --transfer is exit 2 naming the mi
 TEST_CASE("a transferred prediction says so on its first line, with provenance and interval", "[transfer]") {
   const auto same = run_cli("predict --coefficients " + kH200 + " --rows 4096,4096");
   REQUIRE(same.exit_code == 0);
-  CHECK_THAT(same.out, StartsWith("calibrated: gemma-4-26b-a4b on NVIDIA H200"));
+  // The first line says which predictor answered and why (predict/predictor.hpp).
+  CHECK_THAT(same.out, StartsWith("fitted file ") &&
+                           Contains("(model, GPU and tier match): calibrated for gemma-4-26b-a4b on NVIDIA H200"));
   const auto text = run_cli("predict --coefficients " + kH200 + " --gpu " + kRtx + " --transfer --rows 4096,4096");
   REQUIRE(text.exit_code == 0);
-  CHECK_THAT(text.out, StartsWith("transferred: GPU 'NVIDIA H200' -> 'NVIDIA RTX PRO 6000 Blackwell"));
+  CHECK_THAT(text.out, StartsWith("fitted file ") &&
+                           Contains("(--transfer): transferred GPU 'NVIDIA H200' -> 'NVIDIA RTX PRO 6000 Blackwell"));
   const auto json = run_cli("predict --coefficients " + kH200 + " --gpu " + kRtx + " --transfer --rows 4096,4096 --format json");
   REQUIRE(json.exit_code == 0);
   const auto j = nlohmann::json::parse(json.out);
@@ -53,13 +58,14 @@ TEST_CASE("a transferred prediction says so on its first line, with provenance a
   CHECK(j["step_interval_s"][0].get<double>() < step);
   CHECK(j["step_interval_s"][1].get<double>() > step);
   CHECK(h200["provenance"] == nlohmann::json::array({"calibrated"}));
-  // A model transfer's interval holds its held-out error (27.4 %, docs/method.md "Launches") and the first
-  // line says the host side was re-priced by the two models' launches.
+  // A model transfer's interval is that kind's held-out error (model/intervals.hpp) and the first line says the
+  // host side was re-priced by the two models' launches.
   const auto llama = nlohmann::json::parse(
       run_cli("predict --coefficients " + kH200 + " --model llama-3-8b --transfer --rows 4096 --format json").out);
   CHECK(llama["provenance"] == nlohmann::json::array({"transferred-model"}));
   const double llama_step = llama["predicted_step_s"];
-  CHECK(llama["step_interval_s"][1].get<double>() > llama_step * 1.274);
+  CHECK(llama["step_interval_s"][1].get<double>() ==
+        Approx(llama_step * (1 + model::held_out_error(model::kModelTransfer).unpadded)));
   CHECK_THAT(llama["transfer"].get<std::string>(), Contains("re-priced by kernel launches"));
   // A config path of the coefficients' own model is no transfer.
   const auto path = run_cli("predict --coefficients " + kH200 + " --model " + kScenarios +
@@ -95,7 +101,9 @@ TEST_CASE("plan on a scenario GPU other than the coefficients' needs --transfer"
   CHECK(wc[0].get<double>() < j["baseline"]["wall_clock_s"].get<double>());
   CHECK(wc[1].get<double>() > j["baseline"]["wall_clock_s"].get<double>());
   const auto text = run_cli("plan " + scenario + " --gpu \"NVIDIA H100 80GB HBM3\" --transfer --top 1");
-  CHECK_THAT(text.out, StartsWith("transferred: GPU 'NVIDIA H200' -> 'NVIDIA H100 80GB HBM3'"));
+  // The H100 declares no default predictor: the H200's is carried there, and the first line says so.
+  CHECK_THAT(text.out, StartsWith("default per-category predictor for NVIDIA H100 80GB HBM3") &&
+                           Contains("transferred GPU 'NVIDIA H200' -> 'NVIDIA H100 80GB HBM3'"));
 }
 
 namespace {
@@ -175,7 +183,7 @@ std::string replaced(const std::string& from, const std::string& to) {
 TEST_CASE("validate --run on another GPU or tier than the coefficients needs --transfer", "[transfer]") {
   const auto same = run_cli("validate --run " + kRuns + " --coefficients " + kRunCoefficients);
   REQUIRE(same.exit_code == 0);
-  CHECK_THAT(same.out, StartsWith("calibrated: gemma-4-26b-a4b on NVIDIA H200"));
+  CHECK_THAT(same.out, StartsWith("fitted file ") && Contains("calibrated for gemma-4-26b-a4b on NVIDIA H200"));
 
   TempFile l40s(replaced("\ngpu: NVIDIA H200\n", "\ngpu: NVIDIA L40S\n"), ".yaml");
   auto r = run_cli("validate --run " + kRuns + " --coefficients " + l40s.path());
@@ -185,7 +193,7 @@ TEST_CASE("validate --run on another GPU or tier than the coefficients needs --t
   CHECK_THAT(r.err, Contains("--transfer"));
   r = run_cli("validate --run " + kRuns + " --coefficients " + l40s.path() + " --transfer");
   REQUIRE(r.exit_code == 0);
-  CHECK_THAT(r.out, StartsWith("transferred: GPU 'NVIDIA L40S' -> 'NVIDIA H200'"));
+  CHECK_THAT(r.out, StartsWith("fitted file ") && Contains("(--transfer): transferred GPU 'NVIDIA L40S' -> 'NVIDIA H200'"));
   const auto j = nlohmann::json::parse(
       run_cli("validate --run " + kRuns + " --coefficients " + l40s.path() + " --transfer --format json").out);
   CHECK(j["provenance"] == nlohmann::json::array({"transferred-gpu"}));

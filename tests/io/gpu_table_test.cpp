@@ -17,6 +17,23 @@ TEST_CASE("the shipped GPU table reads, and is the one compiled in", "[gpus]") {
     CHECK(table[i].peaks.bf16_tflops == model::known_gpus()[i].peaks.bf16_tflops);
     CHECK(table[i].peaks.memory_gbs == model::known_gpus()[i].peaks.memory_gbs);
     CHECK(table[i].peaks.sms == model::known_gpus()[i].peaks.sms);
+    CHECK(table[i].default_coefficients == model::known_gpus()[i].default_coefficients);
+  }
+  // The H200 declares its default predictor once; it is a coefficient file beside the table.
+  const model::GpuSpec* h200 = model::find_gpu(table, "NVIDIA H200");
+  REQUIRE(h200 != nullptr);
+  CHECK(h200->default_coefficients == "coefficients/h200-gemma4-categories.yaml");
+}
+
+TEST_CASE("a default predictor names an existing coefficient file, relative to the table", "[gpus]") {
+  // The table's folder is the temp folder: a file that is not there is refused at its key.
+  testing::TempFile f("gpus:\n  - name: A\n    vendor: nvidia\n    default_coefficients: coefficients/none.yaml\n", ".yaml");
+  try {
+    io::load_gpu_table(f.path());
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK_THAT(std::string(e.what()), Contains(f.path() + ":4:27: gpus[0].default_coefficients = 'coefficients/none.yaml'. "
+                                                          "Violated constraint: an existing coefficient file"));
   }
 }
 

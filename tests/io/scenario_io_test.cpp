@@ -80,10 +80,44 @@ TEST_CASE("schema_version must be the one this tool reads", "[planner][scenario_
   CHECK_THAT(problems_of(text), Contains(":1:17: schema_version = 2. Violated constraint: 1"));
 }
 
-TEST_CASE("a scenario needs exactly one predictor source", "[planner][scenario_io]") {
+TEST_CASE("a scenario has at most one predictor source, and a model where it has none", "[planner][scenario_io]") {
   std::string text = kGood;
   text.insert(text.find("gpu:"), "coefficients: c.yaml\n");
-  CHECK_THAT(problems_of(text), Contains("exactly one of 'coefficients'"));
+  CHECK_THAT(problems_of(text), Contains("both 'coefficients' and 'predictor'. Violated constraint: at most one"));
+  text = kGood;
+  text.replace(text.find("predictor:"), text.find("gpu:") - text.find("predictor:"), "");
+  CHECK_THAT(problems_of(text), Contains("no 'model', 'coefficients' or 'predictor'"));
+  // A model alone: the GPU's default per-category predictor answers (predict/predictor.hpp).
+  text.insert(text.find("name: tiny\n") + 11, "model: gemma-4-26b-a4b\n");
+  CHECK(problems_of(text).empty());
+}
+
+namespace {
+// kGood priced by the default predictor for `model`, with a `lora:` block.
+std::string with_lora(const std::string& model, const std::string& lora) {
+  std::string text = kGood;
+  text.replace(text.find("predictor:"), text.find("gpu:") - text.find("predictor:"), "lora: " + lora + "\n");
+  text.insert(text.find("name: tiny\n") + 11, "model: " + model + "\n");
+  return text;
+}
+}  // namespace
+
+TEST_CASE("a scenario's lora block: rank, alpha and targets, each target a module the model has", "[scenario_io][lora]") {
+  TempFile f(with_lora("llama-3-8b", "{rank: 8, alpha: 16, targets: [q_proj, v_proj]}"), ".yaml");
+  const auto s = stepcast::io::load_scenario(f.path());
+  CHECK(s.lora.rank == 8);
+  CHECK(s.lora.alpha == 16);
+  CHECK(s.lora.targets == std::vector<std::string>{"q_proj", "v_proj"});
+  CHECK_THAT(s.lora.targets_where, Contains(f.path() + ":4:"));
+  // An unknown target is refused at its own line:col, naming the modules the family has; a bad rank beside it.
+  const std::string p = problems_of(with_lora("llama-3-8b", "{rank: 0, targets: [q_proj, qkv_proj]}"));
+  CHECK_THAT(p, Contains(":4:35: lora.targets[1]: 'qkv_proj' names no nn.Linear module of llama-3-8b. Violated "
+                         "constraint: one of down_proj, gate_proj, k_proj, o_proj, q_proj, up_proj, v_proj"));
+  CHECK_THAT(p, Contains("lora.rank = 0"));
+  // Phi-3 fuses q, k and v: its own names are what it accepts.
+  CHECK(problems_of(with_lora("phi-3.5-mini", "{targets: [qkv_proj, o_proj]}")).empty());
+  CHECK_THAT(problems_of(with_lora("phi-3.5-mini", "{}")), Contains("neither rank nor targets"));
+  CHECK_THAT(problems_of(with_lora("llama-3-8b", "{rank: 8, target: [q_proj]}")), Contains("unknown key 'lora.target'"));
 }
 
 TEST_CASE("an unknown model with coefficients is refused at the scenario's model line", "[scenario_io][model]") {

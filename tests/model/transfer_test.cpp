@@ -80,7 +80,7 @@ TEST_CASE("a tier transfer to a math tier never prices math layers at zero", "[t
   CHECK_THAT(t.summary(), Contains("lower bound"));
 }
 
-TEST_CASE("the 90 % interval widens by the measured error of each transfer", "[transfer]") {
+TEST_CASE("each kind of prediction gets the interval of its own held-out errors", "[transfer][intervals]") {
   auto c = h200_like();
   c.step_rms_rel = 0.01;
   model::StepFeatures f;
@@ -89,24 +89,45 @@ TEST_CASE("the 90 % interval widens by the measured error of each transfer", "[t
   const double step = 0.18 + 0.0065 * 100;
   double lo = 0, hi = 0;
   const auto calibrated = model::transfer_coefficients(c, {}, false);
-  REQUIRE(model::step_interval(calibrated, f, step, lo, hi));
-  // 1.645 x sqrt(rms^2 + ((1 x 0.001 + 100 x 0.0001) / step)^2)
+  // A file without held-out errors: 1.645 x sqrt(rms^2 + ((1 x 0.001 + 100 x 0.0001) / step)^2), padded or not.
+  REQUIRE(model::step_interval(calibrated, f, step, false, lo, hi));
   const double fit = 1.645 * std::sqrt(0.01 * 0.01 + std::pow(0.011 / step, 2));
   CHECK(hi / step - 1 == Approx(fit));
   CHECK(step / lo - 1 == Approx(fit));
-  const auto gpu = model::transfer_coefficients(c, {"", "NVIDIA L40S", ""}, true);
-  double glo = 0, ghi = 0;
-  REQUIRE(model::step_interval(gpu, f, step, glo, ghi));
-  CHECK(ghi / step - 1 > fit + 0.3);  // the held-out GPU transfer error dominates
-  // A model transfer adds its held-out error: 0.274 with the host side re-priced by launches, 0.746 without
-  // (docs/method.md, "Launches").
+  // A file with them: its own quantiles, padded and unpadded apart.
+  auto held = c;
+  held.held_out = {true, "leave-one-out", 15, 6, {0.031, 0.054}};
+  const auto own = model::transfer_coefficients(held, {}, false);
+  CHECK(model::step_half_width(own, f, step, false) == Approx(0.031));
+  CHECK(model::step_half_width(own, f, step, true) == Approx(0.054));
+  // A transfer's interval is the kind's measured error alone (model/intervals.hpp), whatever the source's fit.
+  const auto gpu = model::transfer_coefficients(held, {"", "NVIDIA L40S", ""}, true);
+  CHECK(model::step_half_width(gpu, f, step, false) == Approx(model::held_out_error(model::kGpuTransfer).unpadded));
   model::TransferAsk ask{"llama-3-8b", "", ""};
   ask.source_launches = 24000;
   ask.target_launches = 12000;
-  REQUIRE(model::step_interval(model::transfer_coefficients(c, ask, true), f, step, lo, hi));
-  CHECK(hi / step - 1 == Approx(fit + 0.274));
-  REQUIRE(model::step_interval(model::transfer_coefficients(c, {"llama-3-8b", "", ""}, true), f, step, lo, hi));
-  CHECK(hi / step - 1 == Approx(fit + 0.746));
+  const auto m = model::transfer_coefficients(c, ask, true);
+  CHECK(model::step_half_width(m, f, step, false) == Approx(model::held_out_error(model::kModelTransfer).unpadded));
+  CHECK(model::step_half_width(m, f, step, true) == Approx(model::held_out_error(model::kModelTransfer).padded));
+  CHECK(model::held_out_error(model::kModelTransfer).padded > model::held_out_error(model::kModelTransfer).unpadded);
+  const auto no_launches = model::transfer_coefficients(c, {"llama-3-8b", "", ""}, true);
+  CHECK(model::step_half_width(no_launches, f, step, false) == Approx(0.746));
+  // Two transfers add up.
+  ask.gpu = "NVIDIA L40S";
+  CHECK(model::step_half_width(model::transfer_coefficients(c, ask, true), f, step, false) ==
+        Approx(model::held_out_error(model::kModelTransfer).unpadded + model::held_out_error(model::kGpuTransfer).unpadded));
+}
+
+TEST_CASE("the conformal half-width is the ceil(0.9 (n + 1))-th smallest ratio error", "[intervals]") {
+  CHECK(model::ratio_error(1.1, 1.0) == Approx(0.1));
+  CHECK(model::ratio_error(1.0, 1.1) == Approx(0.1));  // symmetric in the ratio
+  std::vector<double> e;
+  for (int i = 1; i <= 19; ++i) e.push_back(0.01 * i);
+  CHECK(model::conformal_half_width(e) == Approx(0.18));  // ceil(0.9 x 20) = 18th of 19
+  e.push_back(0.5);
+  CHECK(model::conformal_half_width(e) == Approx(0.19));  // ceil(0.9 x 21) = 19th of 20
+  CHECK(model::conformal_half_width({0.02, 0.07, 0.03}) == Approx(0.07));  // too few points: the largest
+  CHECK(model::conformal_half_width({}) == 0);
 }
 
 TEST_CASE("a model transfer re-prices fixed_s and the host term's launches by the two models' launches", "[transfer]") {
@@ -166,12 +187,12 @@ TEST_CASE("a shape outside the fitted domain is extrapolated-shape with a wider 
   const auto inside = model::at_shape(t, 2, 8192);
   CHECK(inside.provenance == std::vector{model::Provenance::calibrated});
   CHECK(inside.extrapolation.empty());
-  REQUIRE(model::step_interval(inside, f, step, lo, hi));
+  REQUIRE(model::step_interval(inside, f, step, false, lo, hi));
 
   const auto above = model::at_shape(t, 2, 16384);  // 32768 tokens
   CHECK(above.provenance == std::vector{model::Provenance::extrapolated_shape});
   CHECK_THAT(above.extrapolation, Contains("tokens 32768 above the fitted 1024-16384"));
-  REQUIRE(model::step_interval(above, f, step, wide_lo, wide_hi));
+  REQUIRE(model::step_interval(above, f, step, false, wide_lo, wide_hi));
   // The held-out error of shapes up to 4x the fitted tokens (docs/method.md, "Intervals").
   CHECK(wide_hi / step - hi / step == Approx(0.0765));
   CHECK(wide_lo < lo);
@@ -189,7 +210,7 @@ TEST_CASE("an unknown domain makes no claim either way", "[transfer]") {
   const auto t = model::transfer_coefficients(h200_like(), {}, false);
   const auto far = model::at_shape(t, 64, 65536);
   CHECK(far.provenance == std::vector{model::Provenance::calibrated});
-  CHECK(far.transfer_half_width == t.transfer_half_width);
+  CHECK(far.transfer_half_width.unpadded == t.transfer_half_width.unpadded);
   CHECK(model::domain_text(t.coefficients.domain) == "domain: unknown");
   model::ShapeDomain d{true, 1, 8, 1024, 16384, 1024, 16384};
   CHECK(model::domain_text(d) == "domain: rows 1-8, width 1024-16384, tokens 1024-16384 (the step fit's records)");

@@ -1,0 +1,108 @@
+// The default predictor and the user's LoRA through the command line, as a user runs them (predict/predictor.hpp,
+// docs/method.md "The default predictor", docs/user-guide.md).
+#include <nlohmann/json.hpp>
+
+#include <regex>
+
+#include "catch.hpp"
+#include "cli_runner.hpp"
+#include "temp_file.hpp"
+
+using namespace stepcast::testing;
+using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
+
+namespace {
+const std::string kScenarios = STEPCAST_SCENARIOS;
+const std::string kRecords = std::string(STEPCAST_MEASUREMENTS) + "/records/";
+
+nlohmann::json json_of(const std::string& args) {
+  const auto r = run_cli(args + " --format json");
+  INFO(args << "\n" << r.err);
+  REQUIRE(r.exit_code == 0);
+  return nlohmann::json::parse(r.out);
+}
+
+// The 64-sample scenario with absolute paths, `extra` appended (a block of its own), `from`/`to` replaced.
+std::string scenario_text(const std::string& extra = "", const std::string& from = "", const std::string& to = "") {
+  std::string text = slurp(kScenarios + "/h200-hf-peft-64.yaml");
+  text = std::regex_replace(text, std::regex("  file: corpora/"), "  file: " + kScenarios + "/corpora/");
+  if (!from.empty()) text = std::regex_replace(text, std::regex(from), to);
+  return text + extra;
+}
+
+double peak_of(const nlohmann::json& plan) { return plan["baseline"]["peak_gib"].get<double>(); }
+double wall_of(const nlohmann::json& plan) { return plan["baseline"]["wall_clock_s"].get<double>(); }
+}  // namespace
+
+TEST_CASE("plan takes the user's LoRA: targets, rank and alpha, from flags or the scenario", "[predictor][lora]") {
+  const TempFile plain(scenario_text(), ".yaml");
+  const auto all = json_of("plan " + plain.path() + " --no-sweep");
+  CHECK_THAT(all["predictor"].get<std::string>(), Contains("LoRA r16 on the family's all-linear targets"));
+  const auto qv = json_of("plan " + plain.path() + " --no-sweep --lora-targets q_proj,v_proj --lora-rank 8 --lora-alpha 16");
+  CHECK_THAT(qv["predictor"].get<std::string>(), Contains("LoRA r8 alpha 16 on q_proj,v_proj"));
+  // Fewer adapters: less adapter work, fewer launches, less to train and keep.
+  CHECK(wall_of(qv) < wall_of(all));
+  CHECK(peak_of(qv) < peak_of(all));
+  // The scenario's `lora:` block says the same, and a flag overrides it.
+  const TempFile block(scenario_text("lora: {rank: 8, alpha: 16, targets: [q_proj, v_proj]}\n"), ".yaml");
+  const auto from_block = json_of("plan " + block.path() + " --no-sweep");
+  CHECK(peak_of(from_block) == Approx(peak_of(qv)));
+  CHECK(wall_of(from_block) == Approx(wall_of(qv)));
+  CHECK(peak_of(json_of("plan " + block.path() + " --no-sweep --lora-rank 16 --lora-targets " +
+                        "q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj")) == Approx(peak_of(all)));
+}
+
+TEST_CASE("an unknown LoRA target is exit 2 naming the modules the family has", "[predictor][lora]") {
+  const TempFile plain(scenario_text(), ".yaml");
+  auto r = run_cli("plan " + plain.path() + " --no-sweep --lora-targets q_proj,qkv_proj");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Contains("--lora-targets: 'qkv_proj' names no nn.Linear module of gemma-4-26b-a4b. Violated "
+                             "constraint: one of down_proj, gate_proj, k_proj, o_proj, q_proj, up_proj, v_proj"));
+  const TempFile block(scenario_text("lora: {targets: [q_proj, query_key_value]}\n"), ".yaml");
+  r = run_cli("plan " + block.path() + " --no-sweep");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Contains(block.path() + ":") && Contains("lora.targets[1]: 'query_key_value' names no nn.Linear"));
+  r = run_cli("predict --model phi-3.5-mini --rows 1024 --lora-targets q_proj");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Contains("one of down_proj, gate_up_proj, o_proj, qkv_proj"));
+}
+
+TEST_CASE("a scenario's fitted file for another model is set aside for the default, with a note", "[predictor]") {
+  const TempFile other(scenario_text("", "model: gemma-4-26b-a4b",
+                                     "model: qwen2.5-7b\ncoefficients: " + kScenarios +
+                                         "/coefficients/h200-hf-peft-sdpa-grouped_mm.yaml"),
+                       ".yaml");
+  const auto r = run_cli("plan " + other.path() + " --no-sweep");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.err, Contains("note: " + other.path() + ":") && Contains("is fitted for model 'gemma-4-26b-a4b'") &&
+                        Contains("answered by the default predictor"));
+  CHECK_THAT(r.out, StartsWith("default per-category predictor for NVIDIA H200") &&
+                        Contains("transferred model 'gemma-4-26b-a4b' -> 'qwen2.5-7b'"));
+  // The same file given with --coefficients is the user's own: another model needs --transfer.
+  const TempFile plain(scenario_text("", "model: gemma-4-26b-a4b", "model: qwen2.5-7b"), ".yaml");
+  const auto own = run_cli("plan " + plain.path() + " --no-sweep --coefficients " + kScenarios +
+                           "/coefficients/h200-hf-peft-sdpa-grouped_mm.yaml");
+  CHECK(own.exit_code == 2);
+  CHECK_THAT(own.err, Contains("model 'qwen2.5-7b'") && Contains("--transfer"));
+}
+
+TEST_CASE("predict, drift and plan answer a model with no coefficients given, and say which predictor", "[predictor]") {
+  const auto p = json_of("predict --model qwen2.5-7b --rows 1024");
+  CHECK_THAT(p["predictor"].get<std::string>(), StartsWith("default per-category predictor for NVIDIA H200"));
+  CHECK(p["provenance"] == nlohmann::json::array({"transferred-model"}));
+  CHECK(p["bound"] == "host");  // a short micro-batch of a never-measured family: its own launches' host time
+  // --lora-rank alone: the family's targets at that rank (twice the adapter work of rank 16).
+  const auto r32 = json_of("predict --model qwen2.5-7b --rows 1024 --lora-rank 32");
+  CHECK(r32["work"]["lora_gemm_s_per_tflop"].get<double>() ==
+        Approx(2 * p["work"]["lora_gemm_s_per_tflop"].get<double>()));
+  // drift against the records' own model, GPU and stack.
+  const auto d = run_cli("drift --measurements " + kRecords + "h200-transfer3/transfer3-qwen2.5-7b.jsonl --tolerance 0.5");
+  INFO(d.err);
+  CHECK(d.exit_code == 0);
+  CHECK_THAT(d.out, StartsWith("default per-category predictor for NVIDIA H200") && Contains("host side of harness"));
+  // predict --measurements the same way, records of transformers + peft on its stack.
+  const auto hf = json_of("predict --measurements " + kRecords + "h200-hf-peft-qwen3-30b-a3b.jsonl");
+  CHECK_THAT(hf["predictor"].get<std::string>(), Contains("host side of transformers-peft"));
+}
