@@ -403,6 +403,7 @@ class Executor:
         record = self.base_record(rows, width, "padding" if padded else "scaling")
         warmup, reps = int(spec.get("warmup", 1)), int(spec.get("repetitions", 2))
         record.update(warmup=warmup, repetitions=reps)
+        self.take_sdpa()  # calls of earlier probes' extra steps (kernel tables, snapshots) are not this probe's
         try:
             batch = self.collate(rows, width, generator)
             jit0 = self.jit_files()
@@ -498,8 +499,10 @@ class Executor:
         events = [e for e in snapshot["device_traces"][0] if e["action"] in ("alloc", "free_completed")]
 
         def key(frames):
-            inner = next((f for f in frames if "/torch/" not in f["filename"]), None)
-            called = next((f["name"] for f in frames if "/torch/" in f["filename"]), "?")
+            # torch's own frames (the venv itself may live under a folder named torch: match the package)
+            in_torch = [("site-packages/torch/" in f["filename"]) for f in frames]
+            inner = next((f for f, t in zip(frames, in_torch) if not t), None)
+            called = next((f["name"] for f, t in zip(frames, in_torch) if t), "?")
             if inner is None:
                 return "torch:" + called
             return "%s:%d %s -> %s" % (inner["filename"].split("site-packages/")[-1], inner["line"], inner["name"],
