@@ -102,12 +102,24 @@ bool steady_step(const Record& r) {
 // step times alone cannot tell GEMM FLOPs of one model apart (they all scale with tokens); the kernel tables can
 // (tools/kernel_efficiency.py writes them as a --prior).
 int tied_to(const model::TermSpec& t, int j, const FitOptions& o) {
-  const bool priced = o.prior && o.prior->step[static_cast<size_t>(j)].selected;
-  return j < model::kStepTerms && t.absent_reads_as >= 0 && !priced ? t.absent_reads_as : -1;
+  const auto priced = [&](int k) { return o.prior && o.prior->step[static_cast<size_t>(k)].selected; };
+  if (j >= model::kStepTerms || t.absent_reads_as < 0 || priced(j)) return -1;
+  // Up the chain to the first term that is fitted itself (a masked efficient rate -> efficient -> fused).
+  int to = t.absent_reads_as;
+  while (model::kStepTermTable[static_cast<size_t>(to)].absent_reads_as >= 0 && !priced(to))
+    to = model::kStepTermTable[static_cast<size_t>(to)].absent_reads_as;
+  return to;
+}
+
+// A table-only term (model/features.hpp) that no prior prices is held at 0: its column is cleared.
+bool unpriced_table_term(const model::TermSpec& t, int j, const FitOptions& o) {
+  return j < model::kStepTerms && t.table_only && !(o.prior && o.prior->step[static_cast<size_t>(j)].selected);
 }
 
 void tie_split_terms(StepPoints& p, const FitOptions& o) {
   for (size_t j = 0; j < p.terms.size(); ++j) {
+    if (unpriced_table_term(p.terms[j], static_cast<int>(j), o))
+      for (auto& x : p.x) x[j] = 0;
     const int to = tied_to(p.terms[j], static_cast<int>(j), o);
     if (to < 0) continue;
     for (auto& x : p.x) {
@@ -347,6 +359,9 @@ void report_fit(const StepPoints& p, const SelectionInput& in, const OverlapChoi
       report.extra_step.push_back(t);
   }
   for (size_t j = 0; j < model::kStepTerms; ++j) {
+    if (unpriced_table_term(p.terms[j], static_cast<int>(j), o))
+      coeffs.step[j].reason = "not selected: only a kernel-table rate (--prior) prices it; step totals cannot tell "
+                              "it from the work that grows with it";
     const int to = tied_to(p.terms[j], static_cast<int>(j), o);
     if (to < 0) continue;
     coeffs.step[j] = coeffs.step[static_cast<size_t>(to)];

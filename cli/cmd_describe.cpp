@@ -14,8 +14,12 @@
 #include "io/model_config.hpp"
 #include "model/counts.hpp"
 #include "model/errors.hpp"
+#include "model/features.hpp"
+#include "model/gpus.hpp"
 #include "model/memory.hpp"
 #include "model/modules.hpp"
+#include "model/tiers.hpp"
+#include "planner/batching.hpp"
 
 namespace stepcast::cli {
 
@@ -31,8 +35,128 @@ struct DescribeOptions {
   int64_t lora_rank = 16;
   bool full = false;  // full fine-tuning: the memory estimate trains every parameter
   int64_t width = 4096;
+  bool width_given = false;
+  // One micro-batch whose attention path to show (docs/families.md): rows right-padded to --width (--padded-rows),
+  // or rows as wide as the longest (--rows), or one packed row of documents (--documents).
+  std::vector<int64_t> rows;
+  std::vector<int64_t> padded_rows;
+  std::vector<int32_t> documents;
+  std::string pack_attention = "block-mask";
+  std::string tier = "hf-peft/sdpa-grouped_mm";
+  std::string gpu = "NVIDIA H200";
   Format format = Format::text;
 };
+
+bool shows_path(const DescribeOptions& o) { return !o.rows.empty() || !o.padded_rows.empty() || !o.documents.empty(); }
+
+// The micro-batch the flags describe; every problem with them at once (exit 2).
+model::MicroBatch path_batch(DescribeOptions& o) {
+  std::vector<std::string> problems;
+  const int given = (o.rows.empty() ? 0 : 1) + (o.padded_rows.empty() ? 0 : 1) + (o.documents.empty() ? 0 : 1);
+  if (given > 1) problems.push_back("--rows, --padded-rows, --documents: " + std::to_string(given) +
+                                    " given. Violated constraint: one micro-batch, one of them");
+  model::MicroBatch b;
+  if (!o.documents.empty()) {
+    int64_t tokens = 0;
+    for (int32_t d : o.documents) tokens += d;
+    b.rows = {tokens};
+    b.packed = true;
+    b.documents = static_cast<int64_t>(o.documents.size());
+    b.document_lengths = o.documents;
+    for (int32_t d : o.documents) b.sum_doc_len_sq += static_cast<double>(d) * d;
+    const auto attention = planner::parse_pack_attention(o.pack_attention);
+    if (!attention) {
+      std::string names;
+      for (const auto& n : planner::pack_attention_names()) names += (names.empty() ? "" : ", ") + n;
+      problems.push_back("--pack-attention '" + o.pack_attention + "'. Violated constraint: one of " + names);
+    } else {
+      b.attention = *attention;
+    }
+  } else {
+    b.rows = o.rows.empty() ? o.padded_rows : o.rows;
+  }
+  int64_t longest = 0;
+  for (int64_t r : b.rows) longest = std::max(longest, r);
+  if (!o.padded_rows.empty() && !o.width_given)
+    problems.push_back("--padded-rows: no --width. Violated constraint: the padded width is given (--rows pads to the "
+                       "longest row)");
+  b.width = o.width_given ? o.width : longest;
+  if (longest > limits::kMaxWidth)
+    problems.push_back("rows: " + std::to_string(longest) + " tokens. Violated constraint: <= " +
+                       std::to_string(limits::kMaxWidth));
+  if (b.width < longest)
+    problems.push_back("--width " + std::to_string(b.width) + ". Violated constraint: >= the longest row (" +
+                       std::to_string(longest) + ")");
+  if (b.num_rows() > limits::kMaxRows)
+    problems.push_back("rows: " + std::to_string(b.num_rows()) + ". Violated constraint: <= " +
+                       std::to_string(limits::kMaxRows));
+  if (!problems.empty()) throw InputError(problems);
+  o.width = b.width;
+  return b;
+}
+
+nlohmann::json path_json(const model::ModelShape& shape, const DescribeOptions& o, const model::MicroBatch& b) {
+  const model::TierRules tier = model::parse_tier(o.tier);
+  const model::GpuInfo gpu = model::gpu_info(o.gpu);
+  const model::FeatureMaker f(shape, tier, gpu, model::LoraChoice{o.lora_rank, o.lora_targets});
+  nlohmann::json j;
+  j["tier"] = model::tier_label(tier);
+  j["gpu"] = gpu.name;
+  j["sm"] = tier.kernel_sm > 0 ? tier.kernel_sm : gpu.sm;
+  j["rows"] = b.rows;
+  j["width"] = b.width;
+  j["packed"] = b.packed;
+  if (b.packed) {
+    j["documents"] = o.documents;
+    j["pack_attention"] = planner::pack_attention_name(b.attention);
+  }
+  j["real_tokens"] = b.real_tokens();
+  j["padded_tokens"] = b.padded_tokens() - b.real_tokens();
+  nlohmann::json layers = nlohmann::json::array();
+  for (const auto& p : model::attention_paths(f, b))
+    layers.push_back({{"type", p.type},
+                      {"count", p.layers},
+                      {"mask", p.mask},
+                      {"explicit_mask", p.plan.explicit_mask},
+                      {"kv", p.kv},
+                      {"backend", model::backend_name(p.plan.backend)},
+                      {"varlen", p.plan.varlen},
+                      {"why", p.why},
+                      {"work", p.work},
+                      {"pairs_per_layer", p.pairs},
+                      {"forward_tflop", p.forward_tflop},
+                      {"term", p.term},
+                      {"mask_gb_per_forward", p.mask_gb}});
+  j["layers"] = layers;
+  nlohmann::json shares = nlohmann::json::array();
+  for (const auto& s : model::padded_shares(f, b))
+    shares.push_back({{"term", s.term}, {"work", s.work}, {"padded", s.padded},
+                      {"padded_share", s.work > 0 ? s.padded / s.work : 0.0}});
+  j["padded_share"] = shares;
+  return j;
+}
+
+void print_path(const nlohmann::json& p, std::ostream& out) {
+  out << "  attention path  tier " << p["tier"].get<std::string>() << " on " << p["gpu"].get<std::string>() << " (sm"
+      << p["sm"] << "), " << p["rows"].size() << (p["packed"].get<bool>() ? " packed row" : " rows") << " x "
+      << p["width"] << ", " << p["padded_tokens"] << " padded tokens of "
+      << p["padded_tokens"].get<int64_t>() + p["real_tokens"].get<int64_t>() << "\n";
+  for (const auto& l : p["layers"]) {
+    out << "    " << l["type"].get<std::string>() << " x" << l["count"] << ": mask " << l["mask"].get<std::string>()
+        << "; K/V " << l["kv"].get<std::string>() << "; backend " << l["backend"].get<std::string>() << "\n"
+        << "      why: " << l["why"].get<std::string>() << "\n"
+        << "      work: " << l["work"].get<std::string>() << ", " << fixed(l["pairs_per_layer"].get<double>() / 1e6, 1)
+        << " M pairs a layer, " << fixed(l["forward_tflop"].get<double>(), 3) << " TFLOP forward, priced by "
+        << l["term"].get<std::string>();
+    if (l["mask_gb_per_forward"].get<double>() > 0)
+      out << "; masks " << fixed(l["mask_gb_per_forward"].get<double>(), 3) << " GB a forward";
+    out << "\n";
+  }
+  out << "  padded positions' share of the step's work (GEMMs, norms, LM head and logits run on every position):\n";
+  for (const auto& s : p["padded_share"])
+    out << "    " << s["term"].get<std::string>() << ": " << fixed(s["padded"].get<double>(), 3) << " of "
+        << fixed(s["work"].get<double>(), 3) << " (" << fixed(100 * s["padded_share"].get<double>(), 1) << " %)\n";
+}
 
 void check_targets(const model::ModelShape& shape, const model::LoraPlan& plan) {
   if (plan.unmatched.empty()) return;
@@ -218,6 +342,9 @@ void add_describe_command(CLI::App& app) {
       "  stepcast describe --model gemma-4-26b-a4b\n"
       "  stepcast describe --model path/to/config.json --lora-targets q_proj,v_proj --lora-rank 8 --format json\n"
       "  stepcast describe --model gemma-4-26b-a4b --format csv   (one row per parameter tensor)\n"
+      "  stepcast describe --model llama-3-8b --width 8192 --padded-rows 8192,5000   (mask, backend, work per layer type)\n"
+      "  stepcast describe --model gemma-4-26b-a4b --rows 4096,4096 --format json\n"
+      "  stepcast describe --model mistral-7b --width 8192 --documents 3000,2000,3000 --pack-attention block-mask\n"
       "The model is a Hugging Face config.json path or a name under scenarios/models/.");
   cmd->add_option("--model", opts->model, "config.json path, or a model name under scenarios/models/")->required();
   cmd->add_option("--lora-targets", opts->lora_targets,
@@ -228,15 +355,39 @@ void add_describe_command(CLI::App& app) {
       ->check(CLI::Range(int64_t{1}, limits::kMaxLoraRank))
       ->default_str("16");
   cmd->add_flag("--full", opts->full, "Full fine-tuning in the memory estimate: gradients and AdamW states of every parameter");
-  cmd->add_option("--width", opts->width, "Width (tokens per row) at which to show attention-score FLOPs and peak memory")
-      ->check(CLI::Range(int64_t{1}, limits::kMaxWidth))
-      ->default_str("4096");
+  auto* width = cmd->add_option("--width", opts->width,
+                                 "Width (tokens per row) at which to show attention-score FLOPs and peak memory; the "
+                                 "padded width of --padded-rows (default 4096, or the longest of --rows)")
+                    ->check(CLI::Range(int64_t{1}, limits::kMaxWidth));
+  cmd->add_option("--rows", opts->rows, "One micro-batch, comma-separated real tokens per row, right-padded to the "
+                                        "longest (or to --width): show each layer type's attention path")
+      ->delimiter(',')
+      ->check(CLI::Range(int64_t{1}, limits::kMaxWidth));
+  cmd->add_option("--padded-rows", opts->padded_rows, "The same, right-padded to --width")
+      ->delimiter(',')
+      ->check(CLI::Range(int64_t{1}, limits::kMaxWidth));
+  cmd->add_option("--documents", opts->documents, "One packed row of these documents' lengths (--width wide)")
+      ->delimiter(',')
+      ->check(CLI::Range(1, static_cast<int>(limits::kMaxWidth)));
+  cmd->add_option("--pack-attention", opts->pack_attention,
+                  "How the --documents meet in attention: block-mask (transformers' sdpa), varlen or cross")
+      ->default_str("block-mask");
+  cmd->add_option("--tier", opts->tier,
+                  "The stack whose path to show: hf-peft/sdpa-<grouped_mm|eager> (transformers + peft) or a harness "
+                  "tier, e.g. sdpa-auto/grouped/gqa-expand")
+      ->default_str("hf-peft/sdpa-grouped_mm");
+  cmd->add_option("--gpu", opts->gpu, "GPU whose SDPA rules apply (scenarios/gpus.yaml name or alias)")
+      ->default_str("NVIDIA H200");
   add_format_option(cmd, opts->format, true);
-  cmd->callback([opts]() {
+  cmd->callback([opts, width]() {
+    opts->width_given = width->count() > 0;
     const model::ModelShape shape = load_model(opts->model);
     if (opts->lora_targets.empty()) opts->lora_targets = model::default_lora_targets(shape);
     check_targets(shape, model::plan_lora(shape, opts->lora_targets, opts->lora_rank));
-    const nlohmann::json j = describe_json(shape, *opts);
+    const bool path = shows_path(*opts);
+    const model::MicroBatch batch = path ? path_batch(*opts) : model::MicroBatch{};
+    nlohmann::json j = describe_json(shape, *opts);
+    if (path) j["attention_path"] = path_json(shape, *opts, batch);
     require_figures(j, io::resolve_model_path(opts->model) + ":1:1");
     if (opts->format == Format::json) {
       report::print_json(std::cout, "describe", j);
@@ -244,6 +395,7 @@ void add_describe_command(CLI::App& app) {
       report::write_csv(std::cout, modules_table(shape, *opts));
     } else {
       print_text(j, std::cout);
+      if (path) print_path(j["attention_path"], std::cout);
     }
   });
 }

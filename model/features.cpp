@@ -20,7 +20,9 @@ constexpr int64_t kTileRows = 128;  // query/key tile of the fused attention ker
 }  // namespace
 
 static_assert(kStepTermTable[kGemm].name == "gemm_s_per_tflop" && kStepTermTable[kHost].name == "host_s_per_klaunch" &&
-                  kStepTermTable[kMemoryBound].name == "memory_s_per_gb",
+                  kStepTermTable[kMemoryBound].name == "memory_s_per_gb" &&
+                  kStepTermTable[kAttentionMasked].name == "attention_masked_s_per_tflop" &&
+                  kStepTermTable[kMaskBytes].name == "mask_s_per_gb",
               "kStepTermTable rows follow StepTerm");
 static_assert(kMemoryTermTable[kMemToken].name == "token_kib" && kMemoryTermTable[kMemScore].name == "score_bytes_per_element",
               "kMemoryTermTable rows follow MemoryTerm");
@@ -53,6 +55,25 @@ bool added_after_first_files(std::string_view name) {
   const auto late = [name](const TermSpec& t) { return t.name == name && !t.in_first_files; };
   return std::any_of(kStepTermTable.begin(), kStepTermTable.end(), late) ||
          std::any_of(kMemoryTermTable.begin(), kMemoryTermTable.end(), late);
+}
+
+StepTerm attention_term(const LayerPlan& plan) {
+  if (plan.backend == Backend::math) return kAttentionMath;
+  const bool masked = plan.explicit_mask && !plan.varlen;
+  if (plan.backend == Backend::efficient) return masked ? kAttentionEfficientMasked : kAttentionEfficient;
+  return masked ? kAttentionMasked : kAttention;
+}
+
+double mask_bytes(const LayerPlan& plan, int64_t layers, double rows, int64_t width) {
+  if (!plan.explicit_mask || plan.varlen) return 0.0;
+  const double w = static_cast<double>(width);
+  const double elements = rows * w * w;  // one (R, 1, W, W) mask, broadcast over the heads
+  constexpr double kBuildBytes = 1;      // the stack's bool mask, once per layer type
+  constexpr double kBiasBytes = 3;       // convert_boolean_attn_mask's where: bool read, bf16 bias written
+  constexpr double kPadBytes = 4;        // preprocess_mask's pad to 8 keys: bf16 read and written
+  double per_call = kBiasBytes;
+  if (plan.backend == Backend::efficient && width % 8 != 0) per_call += kPadBytes;
+  return elements * (kBuildBytes + per_call * static_cast<double>(layers));
 }
 
 int64_t round_to_tile(int64_t width) { return (width + kTileRows - 1) / kTileRows * kTileRows; }
@@ -89,9 +110,7 @@ FeatureMaker::FeatureMaker(const ModelShape& shape, const ModuleTable& modules, 
     for (int path = 0; path < 3; ++path)
       for (int wide = 0; wide < 2; ++wide) {
         const bool bites = wide == 1;
-        t.plan[path][wide] = static_cast<AttentionPath>(path) == AttentionPath::varlen
-                                 ? plan_varlen_layer(tier, g.spec, sm, bites)
-                                 : plan_layer(tier, g.spec, path == 1, sm, bites);
+        t.plan[path][wide] = plan_path(tier, g.spec, static_cast<AttentionPath>(path), sm, bites);
       }
     types_.push_back(t);
   }
@@ -117,6 +136,7 @@ FeatureMaker::FeatureMaker(const ModelShape& shape, const ModuleTable& modules, 
   gemm_passes_ = 3.0 + recompute;
   attention_passes_ = 3.5 + recompute;
   stream_passes_ = 2.0 + recompute;
+  mask_passes_ = 1.0 + recompute;
   set_memory_rates(shape, modules, tier, lora_choice);
 }
 
@@ -152,11 +172,10 @@ StepFeatures FeatureMaker::step(const MicroBatch& batch) const {
     const double per_pair = AttentionWork{std::string(), t.count, t.spec}.flops_per_pair() *
                             static_cast<double>(t.count) * attention_passes_ / kTera;
     const double work = per_pair * batch_pairs(t.spec, batch, plan);
-    f.x[plan.backend == Backend::math        ? kAttentionMath
-        : plan.backend == Backend::efficient ? kAttentionEfficient
-                                             : kAttention] += work;
+    f.x[attention_term(plan)] += work;
     if (plan.explicit_mask && !plain.explicit_mask)
       f.x[kMaskPath] += work - per_pair * rows * tiled_pairs(t.spec, batch.width, plain.work);
+    f.x[kMaskBytes] += mask_bytes(plan, t.count, rows, batch.width) * mask_passes_ / kGiga;
   }
   if (num_experts_ > 0) {
     // Distinct experts hit per layer by T routed tokens under uniform routing: E*(1-(1-k/E)^T).
@@ -189,6 +208,101 @@ MemoryFeatures FeatureMaker::memory(const MicroBatch& batch) const {
   m.y[kMemMask] = rows * w * w * masks / kGiB;
   m.y[kMemActivation] = rows * w * activation_bytes_per_token_ / kGiB + m.y[kMemMask] * mask_bytes_;
   return m;
+}
+
+namespace {
+
+std::string mask_words(const FeatureMaker::LayerType& t, const MicroBatch& batch, const LayerPlan& plan) {
+  const AttentionPath path = attention_path(batch);
+  if (plan.varlen) return "varlen (documents by cumulative offsets, no mask)";
+  if (!plan.explicit_mask) {
+    return path == AttentionPath::plain && batch.packed ? "none (is_causal; documents attend across)"
+                                                        : "none (is_causal)";
+  }
+  if (batch.packed) return "block mask (packed documents)";
+  const bool local = window_needs_mask(local_attention_size(t.spec), batch.width);
+  const std::string local_kind = t.spec.window > 0 ? "sliding-window" : "chunk";
+  if (local && batch.has_padding()) return local_kind + " + padding mask";
+  if (local) return local_kind + " mask (width " + std::to_string(batch.width) + " >= " +
+                    std::to_string(local_attention_size(t.spec)) + ")";
+  if (batch.has_padding()) return "padding mask";
+  return "explicit mask (the tier's mask-explicit)";
+}
+
+std::string kv_words(const AttentionSpec& spec, const LayerPlan& plan) {
+  if (spec.num_kv_heads <= 0 || spec.num_kv_heads == spec.num_heads) return "MHA";
+  return plan.expand_kv ? "repeat_kv" : "enable_gqa";
+}
+
+std::string work_words(const LayerPlan& plan) {
+  switch (plan.work) {
+    case ScoreWork::causal: return plan.varlen ? "causal half per document" : "causal half";
+    case ScoreWork::causal_window: return plan.varlen ? "W x min(W, window) per document" : "W x min(W, window)";
+    case ScoreWork::full_square: return "W x W";
+  }
+  return "";
+}
+
+std::string why_words(const FeatureMaker& f, const AttentionSpec& spec, const LayerPlan& plan, int sm) {
+  const TierRules& tier = f.tier();
+  if (!tier.known) return "unknown tier '" + tier.label + "': one attention rate, the data decide";
+  if (!tier.auto_backend) return "forced by the tier (" + attention_name(tier) + ")";
+  if (plan.varlen) return "varlen entry point: flash for one head width <= 256, else the CUTLASS kernel";
+  return backend_reason(spec, plan.explicit_mask, !plan.expand_kv, sm);
+}
+
+}  // namespace
+
+std::vector<LayerPath> attention_paths(const FeatureMaker& f, const MicroBatch& batch) {
+  const int sm = f.tier().kernel_sm > 0 ? f.tier().kernel_sm : f.gpu().sm;
+  const AttentionPath path = attention_path(batch);
+  std::vector<LayerPath> out;
+  for (const auto& t : f.layer_types()) {
+    LayerPath p;
+    p.type = t.spec.type;
+    p.layers = t.count;
+    p.spec = t.spec;
+    p.plan = t.at(path, batch.width);
+    p.mask = mask_words(t, batch, p.plan);
+    p.kv = kv_words(t.spec, p.plan);
+    p.why = why_words(f, t.spec, p.plan, sm);
+    p.work = work_words(p.plan);
+    p.pairs = batch_pairs(t.spec, batch, p.plan);
+    p.forward_tflop = AttentionWork{p.type, t.count, t.spec}.flops_per_pair() * static_cast<double>(t.count) * p.pairs / kTera;
+    p.term = std::string(kStepTermTable[attention_term(p.plan)].name);
+    p.mask_gb = mask_bytes(p.plan, t.count, static_cast<double>(batch.num_rows()), batch.width) / kGiga;
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+std::vector<PaddedShare> padded_shares(const FeatureMaker& f, const MicroBatch& batch) {
+  const StepFeatures all = f.step(batch);
+  // Each row alone at its own length: no padding, no padding mask (a window the row reaches keeps its mask).
+  StepFeatures own;
+  for (int64_t r : batch.rows) {
+    if (r <= 0) continue;
+    MicroBatch one;
+    one.rows = {r};
+    one.width = r;
+    const StepFeatures x = f.step(one);
+    for (int i = 0; i < kStepTerms; ++i) own.x[i] += x.x[i];
+  }
+  const double real_share = static_cast<double>(batch.real_tokens()) / static_cast<double>(batch.padded_tokens());
+  std::vector<PaddedShare> out;
+  for (int i : {kGemm, kLoraGemm, kExpertGemm, kMemoryBound}) {
+    const double work = all.x[i];
+    out.push_back({std::string(kStepTermTable[i].name), work, work * (1.0 - real_share)});
+  }
+  double attention = 0, unpadded = 0;
+  for (int i : {kAttention, kAttentionMasked, kAttentionEfficient, kAttentionEfficientMasked, kAttentionMath}) {
+    attention += all.x[i];
+    unpadded += own.x[i];
+  }
+  out.push_back({"attention (all backends), TFLOP x passes", attention, std::max(0.0, attention - unpadded)});
+  out.push_back({std::string(kStepTermTable[kMaskBytes].name), all.x[kMaskBytes],
+                 std::max(0.0, all.x[kMaskBytes] - own.x[kMaskBytes])});
+  return out;
 }
 
 }  // namespace stepcast::model

@@ -20,8 +20,15 @@
 //                 128-row tile, times 3.5 (forward + backward ~2.5x) (+1 recompute)
 //                 (flash and cuDNN; layers on the memory-efficient CUTLASS kernels in x_attention_efficient)
 //   x_attention_math = the same for layers that fall to the math backend (it materialises W x W)
+//   x_attention_masked, x_attention_efficient_masked = x_attention and x_attention_efficient of the layers that
+//                 carry an explicit mask (padding, a window the width reaches, packed rows under a block mask):
+//                 W*W pairs at the masked kernel's own rate (docs/families.md, "The explicit-mask path")
+//   x_mask      = GB that materialise the masks: the stack builds one R x W x W bool mask per masked layer type
+//                 (1 byte an element) and SDPA turns it into an additive bias on every masked layer call (the
+//                 `where` of convert_boolean_attn_mask: 1 byte read, 2 written), the CUTLASS kernel padding it to
+//                 a multiple of 8 keys when W is not (2 read, 2 written); per forward (+1 recompute)
 //   x_mask_path = has-explicit-mask-because-of-padding * the extra work of layers that lose is_causal
-//                 (their full W*W minus causal half); free for the data to price the padding penalty
+//                 (their full W*W minus causal half); a correction left for the data to select
 //   x_host      = thousands of kernel launches per step (measured per tier by the harness's CUPTI count or the
 //                 profiler; 1 = "1000 launches" when the count is unknown, so the coefficient is seconds per step)
 //   expert streaming: B = GB of expert weights read (distinct experts hit, E*(1-(1-k/E)^T) for T routed
@@ -60,6 +67,7 @@ namespace stepcast::model {
 enum StepTerm : int {
   kFixed = 0, kGemm, kAttention, kAttentionMath, kMaskPath, kExpertStream, kHost,
   kLoraGemm, kExpertGemm, kMemoryBound, kAttentionEfficient,  // per category (docs/method.md, "Per-category model")
+  kAttentionMasked, kAttentionEfficientMasked, kMaskBytes,     // the explicit-mask path (docs/families.md)
   kStepTerms
 };
 enum MemoryTerm : int { kMemFixed = 0, kMemToken, kMemMask, kMemScore, kMemActivation, kMemoryTerms };
@@ -88,6 +96,9 @@ struct TermSpec {
   bool takes_prior = true;   // --prior regularises it toward the same term of a shipped file
   bool in_first_files = true;  // false: coefficient files written before it existed lack it (read as not selected)
   int absent_reads_as = -1;     // >= 0: a file without this term reads it as a copy of that term (converted)
+  // Fitted only where a --prior (the kernel tables, tools/kernel_efficiency.py) prices it: step totals cannot
+  // tell its work from another term's that grows alike (the mask bytes grow as the masked W x W pairs).
+  bool table_only = false;
 };
 
 // Rows in StepTerm order (static_asserts in features.cpp check it).
@@ -110,6 +121,16 @@ inline constexpr std::array<TermSpec, kStepTerms> kStepTermTable{{
      0.0, true, false},
     {"attention_efficient_s_per_tflop", "s/TFLOP", "QK^T + PV TFLOPs of layers on the memory-efficient backend x passes",
      TermRole::optional, TermForm::linear, 0.0, true, false, kAttention},
+    // The explicit-mask path, split by backend family: a masked kernel reads the additive bias on every tile and
+    // runs at its own rate (cuDNN masked ~0.6x its causal rate per pair on the H200, the CUTLASS kernel ~1.1x:
+    // docs/families.md). Files without them price masked layers at the unmasked rate, as they did.
+    {"attention_masked_s_per_tflop", "s/TFLOP", "QK^T + PV TFLOPs of flash/cuDNN layers with an explicit mask x passes",
+     TermRole::optional, TermForm::linear, 0.0, true, false, kAttention},
+    {"attention_efficient_masked_s_per_tflop", "s/TFLOP",
+     "QK^T + PV TFLOPs of memory-efficient layers with an explicit mask x passes", TermRole::optional,
+     TermForm::linear, 0.0, true, false, kAttentionEfficient},
+    {"mask_s_per_gb", "s/GB", "GB written and read materialising the explicit masks", TermRole::optional,
+     TermForm::linear, 0.0, true, false, -1, true},
 }};
 
 // Rows in MemoryTerm order.
@@ -145,9 +166,11 @@ T device_seconds(const Terms& terms, const T* c, const double* x, double expert_
   T device = T(0);
   for (size_t i = 0; i < terms.size(); ++i) {
     if (terms[i].form != TermForm::linear) continue;
-    // A split-off rate held at 0 (not selected, or tied by the fit) is priced at the rate it was split from.
-    const int from = terms[i].absent_reads_as;
-    device += (from >= 0 && !(c[i] > T(0)) ? c[from] : c[i]) * x[i];
+    // A split-off rate held at 0 (not selected, or tied by the fit) is priced at the rate it was split from,
+    // and so on up the chain (a masked efficient layer: the efficient rate, else the fused one).
+    size_t k = i;
+    while (!(c[k] > T(0)) && terms[k].absent_reads_as >= 0) k = static_cast<size_t>(terms[k].absent_reads_as);
+    device += c[k] * x[i];
   }
   for (size_t i = 0; i < terms.size(); ++i)
     if (terms[i].form == TermForm::expert_stream) {
@@ -233,7 +256,7 @@ class FeatureMaker {
     // [AttentionPath][window bites]: the harness's plan at the same width (window_needs_mask).
     LayerPlan plan[3][2];
     const LayerPlan& at(AttentionPath path, int64_t width) const {
-      return plan[static_cast<int>(path)][window_needs_mask(spec.window, width) ? 1 : 0];
+      return plan[static_cast<int>(path)][window_needs_mask(local_attention_size(spec), width) ? 1 : 0];
     }
     const LayerPlan& at(bool masked, int64_t width) const {
       return at(masked ? AttentionPath::explicit_mask : AttentionPath::plain, width);
@@ -260,6 +283,7 @@ class FeatureMaker {
   double gemm_passes_ = 3;
   double attention_passes_ = 3.5;
   double stream_passes_ = 2;
+  double mask_passes_ = 1;  // forwards that build and convert the masks: 1, +1 recomputing
   double weights_gib_ = 0;
   double lora_gib_ = 0;
   double activation_bytes_per_token_ = 0;  // architecture_rates: saved inputs + max(logits, working set)
@@ -274,5 +298,41 @@ double tiled_pairs(const AttentionSpec& layer, int64_t width, ScoreWork work);
 // the batch carries no document lengths).
 double batch_pairs(const AttentionSpec& layer, const MicroBatch& batch, const LayerPlan& plan);
 int64_t round_to_tile(int64_t width);
+// The step term a layer's attention work goes to under `plan`: math, or the flash/cuDNN or the memory-efficient
+// family, masked or not (docs/families.md, "The explicit-mask path").
+StepTerm attention_term(const LayerPlan& plan);
+// Bytes one forward moves materialising the explicit mask of `layers` layers of one type under `plan` for
+// `rows` rows of `width`: the stack's bool mask, SDPA's additive bias per layer call, the CUTLASS pad (0
+// without an explicit mask, and for varlen).
+double mask_bytes(const LayerPlan& plan, int64_t layers, double rows, int64_t width);
+
+// What one layer type does for one micro-batch, in words and numbers (`stepcast describe --width W --rows ...`):
+// the mask the stack builds, how K/V meet the query heads, the backend and the rule that decided it, and the
+// work (docs/families.md, "The attention path, from the sources").
+struct LayerPath {
+  std::string type;
+  int64_t layers = 0;
+  AttentionSpec spec;
+  LayerPlan plan;
+  std::string mask;      // "none (is_causal)", "padding mask", "sliding-window mask", "block mask", "varlen", ...
+  std::string kv;        // "MHA", "enable_gqa", "repeat_kv"
+  std::string why;       // the backend rule that decided (backend_reason), or why no rule applies
+  std::string work;      // "causal half", "W x W", "W x min(W, window)"
+  double pairs = 0;      // (query, key) pairs computed for the whole micro-batch, per layer
+  double forward_tflop = 0;  // QK^T + PV forward TFLOPs of all `layers` layers
+  std::string term;      // the step term that prices it
+  double mask_gb = 0;    // GB one forward moves materialising its masks
+};
+std::vector<LayerPath> attention_paths(const FeatureMaker& f, const MicroBatch& batch);
+
+// The work of one step term for a micro-batch and the part of it that padded positions cause: GEMMs and
+// memory-bound kernels run over every one of R x W positions (padding and the logits of labels -100 included);
+// attention's padded part is its work beyond each row's own unpadded causal work.
+struct PaddedShare {
+  std::string term;
+  double work = 0;
+  double padded = 0;  // of `work`, same unit
+};
+std::vector<PaddedShare> padded_shares(const FeatureMaker& f, const MicroBatch& batch);
 
 }  // namespace stepcast::model

@@ -20,17 +20,28 @@ enum class ExpertImpl { loop, grouped };
 
 std::string backend_name(Backend b);
 
+// Which software stack the label describes: the project's LibTorch harness (`sdpa-*`, `hf-sdpa-*` labels) or
+// transformers + peft itself (`hf-peft/sdpa-<experts_implementation>`, the label tools/device/hf_fidelity.py
+// writes). Both run PyTorch's SDPA; the stack decides how K/V meet the query heads and whether packed rows
+// can take a varlen kernel (docs/families.md, "The attention path, from the sources").
+enum class Stack { harness, hf_peft };
+
 struct TierRules {
   std::string label;
   bool known = false;           // false: an unknown label; every term free, HF-like mask semantics assumed
+  Stack stack = Stack::harness;
   // "auto" lets the SDPA dispatcher choose (rules below); otherwise the one backend enabled.
   bool auto_backend = true;
   Backend forced = Backend::efficient;
-  // How K/V heads meet the query heads: `hf` (no suffix) passes enable_gqa when there is no mask and
-  // expands K/V (repeat_kv) when there is one, the rule of transformers' use_gqa_in_sdpa for torch >= 2.5;
-  // `expand` (gqa-expand, and every hf-sdpa-* label) always expands (transformers 5.17 on Gemma-4, traced);
-  // `native` (gqa-native) always passes enable_gqa.
-  enum class Gqa { hf, expand, native };
+  // How K/V heads meet the query heads (docs/families.md):
+  //   hf           repeat_kv where the layer has a mask, enable_gqa otherwise: transformers' use_gqa_in_sdpa
+  //                before its head_dim guard (torch >= 2.5); the harness's label without a gqa extra
+  //   transformers the same, and repeat_kv also where a K or V head is wider than 256 or K and V differ in
+  //                width: use_gqa_in_sdpa of transformers 5.17; every
+  //                hf-peft label, and the harness's `gqa-transformers`
+  //   expand       always repeat_kv (`gqa-expand`, every hf-sdpa-* label)
+  //   native       always enable_gqa (`gqa-native`)
+  enum class Gqa { hf, expand, native, transformers };
   Gqa gqa = Gqa::hf;
   bool enable_gqa = false;      // kept for callers; true when gqa == native
   bool mask_always = false;     // `mask-explicit`: never the is_causal fast path
@@ -39,6 +50,7 @@ struct TierRules {
   // for a kernel that cannot skip masked tiles, W x W work). A window-aware kernel does W*min(W,window).
   bool honours_window = false;
   ExpertImpl experts = ExpertImpl::loop;
+  std::string experts_impl;     // hf-peft: transformers' experts_implementation as written ("grouped_mm", "eager")
   bool recompute = false;       // gradient checkpointing: one more forward per backward
   int kernel_sm = 0;            // arch the kernels were built for (sm80 CUTLASS on sm_120, docs/method.md); 0 = native
 };
@@ -49,7 +61,9 @@ struct TierRules {
 //              backend built for an older arch (sm80 CUTLASS kernels on sm_120, docs/method.md)
 //   experts:   loop (one GEMM pair per routed expert, as transformers' eager experts) | grouped (at::_grouped_mm)
 //   extras:    ce-chunked (memory-lean chunked cross-entropy), mask-explicit (never the is_causal fast path),
-//              gqa-expand | gqa-native (above), ckpt (gradient checkpointing)
+//              gqa-expand | gqa-native | gqa-transformers (above), ckpt (gradient checkpointing)
+// or, for transformers + peft itself, `hf-peft/sdpa-<grouped_mm|eager>[/<extra>...]` (experts grouped or loop;
+// attention sdpa-auto, K/V by transformers 5.17's rule).
 // parse_tier throws stepcast::InputError naming every bad part and the allowed values.
 TierRules parse_tier(const std::string& label);
 // The same, lenient: a label outside the grammar is kept as unknown (known = false); records from other
@@ -89,12 +103,29 @@ AttentionPath attention_path(const MicroBatch& batch);
 // at width == window it already builds the explicit sliding mask, although that mask equals the causal
 // one there. So the boundary is width >= window (docs/families.md).
 bool window_needs_mask(int64_t window, int64_t width);
+// The local attention size transformers passes to that test: the sliding window, or Llama-4's attention chunk
+// (create_chunked_causal_mask's local_size); 0 for a layer that attends to the whole causal prefix.
+int64_t local_attention_size(const AttentionSpec& layer);
 
-// The SDPA dispatcher's choice (PyTorch 2.x priority on sm90+: cuDNN, flash, efficient, math), from
-// the facts in docs/families.md: flash rejects explicit masks and head_dim > 256; efficient takes masks and
-// head_dim 512 but not enable_gqa; cuDNN takes masks, head_dim <= 256 on sm90 (<= 128 on
-// sm120), not before sm90; math takes everything.
+// The SDPA dispatcher's choice, PyTorch 2.11's select_sdp_backend (docs/families.md, "Which backend"): the
+// priority is cuDNN, flash, efficient, math on sm90 and sm10x, and flash, efficient, math (cuDNN never reached)
+// on every other arch; each backend's own checks:
+//   cuDNN      sm80-sm121; head dims multiples of 8; on sm90/sm10x K and V up to 256 wide, and for training
+//              either both <= 128, or 192/128 (MLA), or 256/256; elsewhere both <= 128; masks and GQA accepted
+//   flash      no explicit mask; q, k, v of one head_dim <= 256; sm80-sm121 (on sm86/89/120/121 training
+//              rejects head_dim in (192, 224]); GQA accepted
+//   efficient  masks accepted; head dims multiples of 8, any width; no enable_gqa with fewer K/V heads (2.11)
+//   math       everything (materialises W x W, in fp32 for bf16 inputs)
+// `enable_gqa` is true when K/V keep their fewer heads (not repeated). Training in bf16 is assumed: before sm80
+// the efficient kernel takes no bf16 (math then). sm 0 (a device without a CUDA arch) assumes neither cuDNN
+// nor flash: efficient, then math.
 Backend choose_backend(const AttentionSpec& layer, bool explicit_mask, bool enable_gqa, int sm);
+// Why choose_backend chose what it chose, one line per backend it skipped and the one it took, e.g.
+// "cudnn: head_dim 512 > 256; flash: head_dim 512 > 256; efficient: K/V heads 2 < 16 under enable_gqa; math".
+std::string backend_reason(const AttentionSpec& layer, bool explicit_mask, bool enable_gqa, int sm);
+
+// Whether a stack repeats K/V to the query heads for this layer (the tier's Gqa rule).
+bool expands_kv(const TierRules& tier, const AttentionSpec& layer, bool explicit_mask);
 
 // The plan of one layer: explicit mask when the batch is padded or packed, the tier says mask-explicit,
 // or the window bites (window_needs_mask) and the kernel cannot be told about it; K/V expansion from the
@@ -112,8 +143,10 @@ LayerPlan plan_layer_at(const TierRules& tier, const AttentionSpec& layer, bool 
 // kernel: math on the block-diagonal mask (W x W). A forced flash or efficient backend is honoured where it
 // can run; cuDNN has no varlen entry point here, so a forced cuDNN tier takes the rule's choice.
 LayerPlan plan_varlen_layer(const TierRules& tier, const AttentionSpec& layer, int sm, bool window_bites);
-// The plan of one layer for a micro-batch on its path, at its width: the one rule the harness runs and the
-// cost model prices.
+// The plan of one layer for a micro-batch on its path, whether or not its window bites; a varlen path under
+// an hf-peft tier is the explicit block mask (transformers' sdpa has no varlen entry point).
+LayerPlan plan_path(const TierRules& tier, const AttentionSpec& layer, AttentionPath path, int sm, bool window_bites);
+// The same at a width: the one rule the harness runs and the cost model prices.
 LayerPlan plan_layer_at(const TierRules& tier, const AttentionSpec& layer, AttentionPath path, int sm,
                         int64_t width);
 

@@ -21,10 +21,13 @@ Rate rate_of(int term) {
     case kAttentionMath:
     case kMaskPath:
     case kExpertGemm:
-    case kAttentionEfficient: return Rate::bf16;
+    case kAttentionEfficient:
+    case kAttentionMasked:
+    case kAttentionEfficientMasked: return Rate::bf16;
     case kLoraGemm: return Rate::fp32;  // peft keeps adapters in fp32: cuBLAS runs them as fp32 (ffma) GEMMs
     case kExpertStream:
-    case kMemoryBound: return Rate::bandwidth;
+    case kMemoryBound:
+    case kMaskBytes: return Rate::bandwidth;
     default: return Rate::none;  // fixed and host: CPU and driver time, carried as they are
   }
 }

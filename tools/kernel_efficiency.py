@@ -7,9 +7,14 @@ category for the table's shape (its `work`, per term):
   gemm_s_per_tflop         bf16 GEMM kernels (category gemm, not fp32)    / dense base GEMM TFLOPs
   lora_gemm_s_per_tflop    fp32 GEMM kernels (cuBLAS f32f32 / SIMT sgemm) / LoRA adapter TFLOPs
   expert_gemm_s_per_tflop  grouped_gemm kernels + the MoE dispatch ones   / routed-expert + router TFLOPs
-  attention_s_per_tflop    cuDNN and flash attention kernels              / their layers' attention TFLOPs
-  attention_efficient_s_per_tflop  CUTLASS (memory-efficient) kernels     / their layers' attention TFLOPs
-(attention only from tables without math layers or a padding mask: those are priced on the step records)
+  attention_s_per_tflop    cuDNN and flash attention kernels              / their layers' attention TFLOPs (is_causal)
+  attention_masked_s_per_tflop     the same kernels with an explicit mask / their layers' TFLOPs (W x W)
+  attention_efficient_s_per_tflop  CUTLASS (memory-efficient) kernels     / their layers' attention TFLOPs (is_causal)
+  attention_efficient_masked_s_per_tflop  the same with an explicit mask  / their layers' TFLOPs (W x W)
+(a table whose layers of one backend family run both masked and unmasked cannot say which took the time: that
+family's two rates skip it; tables with math layers price no attention and no mask conversion: math's
+_safe_softmax runs `where` on the scores)
+  mask_s_per_gb            the `where` kernels that turn the bool masks into additive biases / mask GB
   memory_s_per_gb          elementwise + copy + reduction + other kernels / memory-bound GB
 A rate is sum(time) / sum(work) over the tables (least squares through the origin, weighted by work), with the
 efficiency 1 / (rate x peak) beside it. With --prior-out, writes a copy of --coefficients whose step rates are
@@ -29,9 +34,15 @@ import sys
 # Token dispatch of a MoE layer (index_add of the expert outputs, gathers, the router's top-k and sort).
 MOE_DISPATCH = re.compile(r"indexFunc|gather|scatter|sort|topk|histc|cumsum")
 FP32_GEMM = re.compile(r"f32f32_f32f32|sgemm|_s16816gemm|_s1688gemm|tf32")
+# SDPA's bool -> additive mask conversion (convert_boolean_attn_mask's at::where, docs/families.md).
+MASK_CONVERSION = re.compile(r"where_kernel")
 PEAK = {"gemm_s_per_tflop": "bf16", "expert_gemm_s_per_tflop": "bf16", "attention_s_per_tflop": "bf16",
-        "attention_efficient_s_per_tflop": "bf16",
-        "lora_gemm_s_per_tflop": "fp32", "memory_s_per_gb": "bandwidth"}
+        "attention_masked_s_per_tflop": "bf16", "attention_efficient_s_per_tflop": "bf16",
+        "attention_efficient_masked_s_per_tflop": "bf16",
+        "lora_gemm_s_per_tflop": "fp32", "memory_s_per_gb": "bandwidth", "mask_s_per_gb": "bandwidth"}
+# The attention kernels of a backend family, and the two terms (unmasked, masked) their time may belong to.
+FAMILIES = {"fused": ("attention_s_per_tflop", "attention_masked_s_per_tflop"),
+            "efficient": ("attention_efficient_s_per_tflop", "attention_efficient_masked_s_per_tflop")}
 # scenarios/gpus.yaml: peak_bf16_tflops, peak_fp32_tflops, memory_bandwidth_gbs
 PEAKS = {"NVIDIA H200": {"bf16": 989.4, "fp32": 67.0, "bandwidth": 4800.0}}
 
@@ -47,6 +58,7 @@ def category_times(k, steps, fp32_dense_s):
     t_has_experts = any(kern["category"] == "grouped_gemm" for kern in k["kernels"])
     t = {key: 0.0 for key in PEAK}
     t["fp32_dense"] = 0.0
+    t["fused"] = t["efficient"] = 0.0
     for kern in k["kernels"]:
         s = kern["time_s"] / steps
         cat = kern["category"]
@@ -60,9 +72,11 @@ def category_times(k, steps, fp32_dense_s):
         elif cat == "grouped_gemm":
             t["expert_gemm_s_per_tflop"] += s
         elif cat == "attention" and kern["library"].startswith("CUTLASS"):
-            t["attention_efficient_s_per_tflop"] += s  # fmha_cutlass: the memory-efficient backend
+            t["efficient"] += s  # fmha_cutlass: the memory-efficient backend
         elif cat == "attention":
-            t["attention_s_per_tflop"] += s
+            t["fused"] += s
+        elif MASK_CONVERSION.search(kern["name"]):
+            t["mask_s_per_gb"] += s
         elif cat in ("elementwise", "copy", "reduction", "other"):
             t["memory_s_per_gb"] += s
     return t
@@ -74,18 +88,33 @@ def table_work(stepcast, coefficients, header):
     p = run_json(stepcast, ["predict", "--coefficients", coefficients, "--model", model, "--tier", tier,
                             "--transfer", "--rows", rows_field.split("=")[1], "--width", width, "--format", "json"])
     w = p["work"]
-    return {"gemm_s_per_tflop": w["gemm_s_per_tflop"], "lora_gemm_s_per_tflop": w["lora_gemm_s_per_tflop"],
-            "expert_gemm_s_per_tflop": w["expert_gemm_s_per_tflop"],
-            "attention_s_per_tflop": w["attention_s_per_tflop"],
-            "attention_efficient_s_per_tflop": w["attention_efficient_s_per_tflop"], "mask": w["mask_path_s_per_tflop"],
-            "memory_s_per_gb": w["memory_s_per_gb"], "math": w["attention_math_s_per_tflop"]}
+    out = {key: w.get(key, 0.0) for key in PEAK}
+    out["math"] = w["attention_math_s_per_tflop"]
+    return out
+
+
+def attribute_attention(t, w):
+    """Each family's kernel time to its unmasked or masked term, where the table's work says which; None where
+    both have work in this table."""
+    for family, (plain, masked) in FAMILIES.items():
+        has_plain, has_masked = w[plain] > 0, w[masked] > 0
+        if has_plain != has_masked:
+            t[plain if has_plain else masked] = t[family]
+        elif has_plain:
+            t[plain] = t[masked] = None
 
 
 def write_prior(coefficients, rates, path):
     text = open(coefficients).read()
     head, rest = text.split("\nstep:\n", 1)
     step_lines, tail = rest.split("\nmemory:\n", 1)
-    kept = [l for l in step_lines.splitlines() if l.strip().split(":")[0] not in rates]
+    # With the masked kernels' own rates measured, the free mask-path term is only a correction the step
+    # records must select (docs/families.md): no prior holds it.
+    drop = set(rates) | ({"mask_path_s_per_tflop"} if "attention_masked_s_per_tflop" in rates else set())
+    kept = [l for l in step_lines.splitlines() if l.strip().split(":")[0] not in drop]
+    if "attention_masked_s_per_tflop" in rates:
+        kept.append('  mask_path_s_per_tflop: {value: 0, std_error: 0, selected: false, '
+                    'reason: "not selected: the masked kernels\' rates price the mask path (kernel tables)"}')
     for name, rate in rates.items():
         kept.append(f'  {name}: {{value: {rate:.10g}, std_error: 0, selected: true, '
                     f'reason: "kernel tables (tools/kernel_efficiency.py)"}}')
@@ -113,13 +142,17 @@ def main():
         k = run_json(a.stepcast, ["kernels", path, "--format", "json"])
         t = category_times(k, steps, a.fp32_dense_ms / 1000.0)
         w = table_work(a.stepcast, a.coefficients, header)
+        attribute_attention(t, w)
         cells = []
         for key, rate in PEAK.items():
+            if t[key] is None:
+                cells.append("mixed")
+                continue
             peak = PEAKS[device][rate]
             eff = w[key] / (t[key] * peak) if t[key] > 0 else 0.0
             cells.append(f"{t[key]:.4f} / {w[key]:.3f} / {100 * eff:.1f} %")
-            if (w["math"] > 0 or w["mask"] > 0) and key.startswith("attention"):
-                continue  # math layers' bmm land in the gemm category; the mask path is fitted on step records
+            if w["math"] > 0 and (key.startswith("attention") or key == "mask_s_per_gb"):
+                continue  # math layers' bmm land in the gemm category, their _safe_softmax's where in the mask's
             sums[key][0] += t[key]
             sums[key][1] += w[key]
         name = "/".join(path.split("/")[-2:])

@@ -105,3 +105,82 @@ TEST_CASE("describe estimates the peak from the architecture, LoRA or --full", "
   const auto text = run_cli("describe --model phi-4 --width 2048");
   CHECK_THAT(text.out, Contains("peak memory"));
 }
+
+TEST_CASE("describe --padded-rows shows each layer type's mask, backend, work and why", "[cli][describe][attention]") {
+  const auto r = run_cli("describe --model gemma-4-26b-a4b --width 8192 --padded-rows 8192,5000 --format json");
+  REQUIRE(r.exit_code == 0);
+  const auto p = nlohmann::json::parse(r.out)["attention_path"];
+  CHECK(p["tier"] == "hf-peft/sdpa-grouped_mm");
+  CHECK(p["gpu"] == "NVIDIA H200");
+  CHECK(p["padded_tokens"] == 3192);
+  REQUIRE(p["layers"].size() == 2);
+  const auto& sliding = p["layers"][0];
+  CHECK(sliding["type"] == "sliding_attention");
+  CHECK(sliding["mask"] == "sliding-window + padding mask");
+  CHECK(sliding["backend"] == "cudnn");
+  CHECK(sliding["term"] == "attention_masked_s_per_tflop");
+  const auto& global = p["layers"][1];
+  CHECK(global["mask"] == "padding mask");
+  CHECK(global["kv"] == "repeat_kv");
+  CHECK(global["backend"] == "efficient");
+  CHECK(global["why"] == "cudnn: head_dim 512 > 256; flash: explicit mask; efficient");
+  CHECK(global["work"] == "W x W");
+  CHECK(global["pairs_per_layer"].get<double>() == Approx(2 * 8192.0 * 8192));
+  // Forward QK^T + PV of 5 layers: 2 x 16 heads x (512 + 512) per pair.
+  CHECK(global["forward_tflop"].get<double>() == Approx(5 * 2 * 16 * 1024 * 2 * 8192.0 * 8192 / 1e12));
+  bool gemm = false;
+  for (const auto& s : p["padded_share"])
+    if (s["term"] == "gemm_s_per_tflop") {
+      gemm = true;
+      CHECK(s["padded_share"].get<double>() == Approx(3192.0 / 16384));
+    }
+  CHECK(gemm);
+  const auto text = run_cli("describe --model gemma-4-26b-a4b --width 8192 --padded-rows 8192,5000");
+  REQUIRE(text.exit_code == 0);
+  CHECK_THAT(text.out, Contains("attention path  tier hf-peft/sdpa-grouped_mm on NVIDIA H200 (sm90)"));
+  CHECK_THAT(text.out, Contains("why: cudnn: head_dim 512 > 256; flash: explicit mask; efficient"));
+  CHECK_THAT(text.out, Contains("padded positions' share"));
+}
+
+TEST_CASE("describe --rows: unpadded rows take is_causal; --tier and --gpu change the rule", "[cli][describe][attention]") {
+  const auto r = run_cli("describe --model llama-3-8b --rows 4096,4096 --format json");
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["attention_width"] == 4096);
+  const auto& l = j["attention_path"]["layers"][0];
+  CHECK(l["mask"] == "none (is_causal)");
+  CHECK(l["kv"] == "enable_gqa");
+  CHECK(l["backend"] == "cudnn");
+  CHECK(l["work"] == "causal half");
+  // On an RTX PRO 6000 (sm120) cuDNN comes after math: flash unpadded.
+  const auto b = nlohmann::json::parse(
+      run_cli("describe --model llama-3-8b --rows 4096,4096 --gpu \"NVIDIA RTX PRO 6000 Blackwell\" --format json").out);
+  CHECK(b["attention_path"]["layers"][0]["backend"] == "flash");
+  // The harness tier that keeps enable_gqa: Gemma-4's global layers fall to math.
+  const auto h = nlohmann::json::parse(
+      run_cli("describe --model gemma-4-26b-a4b --rows 4096 --tier sdpa-auto/grouped --format json").out);
+  CHECK(h["attention_path"]["layers"][1]["backend"] == "math");
+  // Packed documents: transformers' sdpa builds a block mask.
+  const auto k = nlohmann::json::parse(
+      run_cli("describe --model mistral-7b --width 8192 --documents 3000,2000,3000 --format json").out);
+  CHECK(k["attention_path"]["layers"][0]["mask"] == "block mask (packed documents)");
+  CHECK(k["attention_path"]["packed"] == true);
+}
+
+TEST_CASE("describe's micro-batch flags: every problem at once, exit 2", "[cli][describe][validation]") {
+  const auto both = run_cli("describe --model llama-3-8b --rows 10 --padded-rows 10 --width 5");
+  CHECK(both.exit_code == 2);
+  CHECK_THAT(both.err, Contains("one of them"));
+  CHECK_THAT(both.err, Contains("--width 5. Violated constraint: >= the longest row (10)"));
+  const auto no_width = run_cli("describe --model llama-3-8b --padded-rows 100,50");
+  CHECK(no_width.exit_code == 2);
+  CHECK_THAT(no_width.err, Contains("--padded-rows: no --width"));
+  const auto tier = run_cli("describe --model llama-3-8b --rows 100 --tier hf-peft/sdpa-batched_mm");
+  CHECK(tier.exit_code == 2);
+  CHECK_THAT(tier.err, Contains("sdpa-grouped_mm or sdpa-eager"));
+  const auto gpu = run_cli("describe --model llama-3-8b --rows 100 --gpu \"NVIDIA H300\"");
+  CHECK(gpu.exit_code == 2);
+  const auto pack = run_cli("describe --model llama-3-8b --documents 10,20 --pack-attention sideways");
+  CHECK(pack.exit_code == 2);
+  CHECK_THAT(pack.err, Contains("--pack-attention 'sideways'"));
+}

@@ -105,6 +105,12 @@ TEST_CASE("an old file predicts what it predicted before the split", "[features]
   double rest = 0;
   for (int i : {sm::kFixed, sm::kAttention, sm::kAttentionEfficient, sm::kAttentionMath, sm::kMaskPath})
     rest += c.step[i].selected ? c.step[i].value * f.x[i] : 0.0;
+  // The masked rows it lacks read as the rates they were split from (the mask bytes as not selected).
+  CHECK_THAT(c.step[sm::kAttentionMasked].reason, StartsWith("converted:"));
+  CHECK_FALSE(c.step[sm::kMaskBytes].selected);
+  CHECK(f.x[sm::kAttentionMasked] > 0);  // 2 x 4096 reaches Gemma-4's 1024 window: masked sliding layers
+  rest += c.step[sm::kAttention].value * f.x[sm::kAttentionMasked];
+  rest += c.step[sm::kAttentionEfficient].value * f.x[sm::kAttentionEfficientMasked];
   CHECK(m.sides(batch(2, 4096)).device_s == Approx(gemm + rest));
 }
 

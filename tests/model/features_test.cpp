@@ -11,30 +11,65 @@
 namespace sm = stepcast::model;
 
 TEST_CASE("the SDPA dispatcher rules of docs/families.md", "[tiers]") {
+  // PyTorch 2.11's select_sdp_backend, bf16 training (docs/families.md, "Which backend"). mask: an explicit
+  // attn_mask; gqa: enable_gqa with fewer K/V heads (K/V not repeated).
   struct Case {
-    int64_t head_dim, heads, kv_heads;
+    int64_t head_dim, v_dim, heads, kv_heads;
     bool mask, gqa;
     int sm;
     sm::Backend expect;
   };
   auto c = GENERATE(values<Case>({
-      {256, 16, 8, true, true, 90, sm::Backend::cudnn},       // 256-wide GQA: cuDNN with a mask
-      {256, 16, 8, false, true, 90, sm::Backend::cudnn},      // ... and without
-      {512, 16, 2, false, true, 90, sm::Backend::math},       // flash rejects 512, efficient has no GQA
-      {512, 16, 2, true, true, 90, sm::Backend::math},        // enable_gqa + mask at 512: math
-      {512, 16, 16, true, false, 90, sm::Backend::efficient}, // K/V expanded (HF): efficient takes the mask
-      {256, 16, 8, false, false, 120, sm::Backend::flash},    // cuDNN only to 128 on sm120
-      {128, 16, 8, true, true, 120, sm::Backend::cudnn},
-      {256, 16, 16, true, false, 120, sm::Backend::efficient},
-      {256, 16, 16, true, false, 80, sm::Backend::efficient}, // no cuDNN attention before sm90
-      {128, 32, 8, false, false, 80, sm::Backend::flash},
+      {256, 256, 16, 8, true, true, 90, sm::Backend::cudnn},       // 256-wide GQA: cuDNN with a mask
+      {256, 256, 16, 8, false, true, 90, sm::Backend::cudnn},      // ... and without
+      {512, 512, 16, 2, false, true, 90, sm::Backend::math},       // cuDNN/flash stop at 256, efficient has no GQA
+      {512, 512, 16, 2, true, true, 90, sm::Backend::math},        // enable_gqa + mask at 512: math
+      {512, 512, 16, 16, true, false, 90, sm::Backend::efficient}, // K/V repeated (transformers): efficient
+      {512, 512, 16, 16, false, false, 90, sm::Backend::efficient},
+      {128, 128, 32, 8, true, false, 90, sm::Backend::cudnn},      // Llama padded: cuDNN takes the bias
+      {128, 128, 32, 8, false, true, 90, sm::Backend::cudnn},      // Llama unpadded: cuDNN, is_causal
+      {96, 96, 32, 32, true, false, 90, sm::Backend::cudnn},       // Phi-3.5: 96 <= 128
+      {192, 128, 16, 16, true, false, 90, sm::Backend::cudnn},     // DeepSeek-V2 MLA: cuDNN's 192/128 case
+      {192, 128, 16, 16, false, false, 80, sm::Backend::efficient},// ... flash needs one width; no cuDNN on sm80
+      {160, 160, 16, 16, false, false, 90, sm::Backend::flash},    // 160: no cuDNN backward (128, 192/128, 256)
+      {256, 256, 16, 8, false, false, 100, sm::Backend::cudnn},    // sm10x: cuDNN first too
+      {256, 256, 16, 8, false, true, 120, sm::Backend::flash},     // sm120: cuDNN after math, never reached
+      {128, 128, 16, 8, true, true, 120, sm::Backend::math},       // sm120, mask + enable_gqa: flash no, efficient no
+      {128, 128, 16, 16, true, false, 120, sm::Backend::efficient},
+      {256, 256, 16, 16, true, false, 80, sm::Backend::efficient}, // sm80: flash, efficient, math
+      {128, 128, 32, 8, false, false, 80, sm::Backend::flash},
+      {208, 208, 16, 16, false, false, 86, sm::Backend::efficient},// sm86 training: flash rejects (192, 224]
+      {128, 128, 16, 16, false, false, 75, sm::Backend::math},     // sm75: no flash, no bf16 efficient
+      {128, 128, 16, 16, false, false, 0, sm::Backend::efficient}, // no CUDA arch: efficient, then math
   }));
   sm::AttentionSpec layer;
   layer.head_dim = c.head_dim;
+  layer.v_head_dim = c.v_dim == c.head_dim ? 0 : c.v_dim;
   layer.num_heads = c.heads;
   layer.num_kv_heads = c.kv_heads;
-  INFO("head_dim " << c.head_dim << " mask " << c.mask << " gqa " << c.gqa << " sm " << c.sm);
+  INFO("head_dim " << c.head_dim << "/" << c.v_dim << " mask " << c.mask << " gqa " << c.gqa << " sm " << c.sm << ": "
+                   << sm::backend_reason(layer, c.mask, c.gqa, c.sm));
   CHECK(sm::backend_name(sm::choose_backend(layer, c.mask, c.gqa, c.sm)) == sm::backend_name(c.expect));
+  // The reason ends with the backend chosen.
+  const std::string why = sm::backend_reason(layer, c.mask, c.gqa, c.sm);
+  CHECK(why.substr(why.size() - sm::backend_name(c.expect).size()) == sm::backend_name(c.expect));
+}
+
+TEST_CASE("the reason names each refusal with its numbers", "[tiers]") {
+  sm::AttentionSpec global;
+  global.head_dim = 512;
+  global.num_heads = 16;
+  global.num_kv_heads = 2;
+  CHECK(sm::backend_reason(global, true, false, 90) ==
+        "cudnn: head_dim 512 > 256; flash: explicit mask; efficient");
+  CHECK(sm::backend_reason(global, false, true, 90) ==
+        "cudnn: head_dim 512 > 256; flash: head_dim 512 > 256; efficient: enable_gqa with 2 K/V heads for 16 "
+        "(not in 2.11); math");
+  sm::AttentionSpec llama;
+  llama.head_dim = 128;
+  llama.num_heads = 32;
+  llama.num_kv_heads = 8;
+  CHECK(sm::backend_reason(llama, true, false, 120) == "cudnn: after math on sm120; flash: explicit mask; efficient");
 }
 
 TEST_CASE("tier labels", "[tiers]") {
@@ -54,7 +89,11 @@ TEST_CASE("tier labels", "[tiers]") {
       {"sdpa-math+ckpt/loop", true, false, sm::TierRules::Gqa::hf, true, sm::ExpertImpl::loop, 0},
       {"sdpa-auto/grouped/bogus", false, true, sm::TierRules::Gqa::hf, false, sm::ExpertImpl::loop, 0},
       {"sdpa/grouped_mm", false, true, sm::TierRules::Gqa::hf, false, sm::ExpertImpl::loop, 0},
-      {"hf-peft/sdpa-grouped_mm", false, true, sm::TierRules::Gqa::hf, false, sm::ExpertImpl::loop, 0},
+      {"hf-peft/sdpa-grouped_mm", true, true, sm::TierRules::Gqa::transformers, false, sm::ExpertImpl::grouped, 0},
+      {"hf-peft/sdpa-eager", true, true, sm::TierRules::Gqa::transformers, false, sm::ExpertImpl::loop, 0},
+      {"hf-peft/sdpa-batched_mm", false, true, sm::TierRules::Gqa::hf, false, sm::ExpertImpl::loop, 0},
+      {"sdpa-auto/grouped/gqa-transformers", true, true, sm::TierRules::Gqa::transformers, false,
+       sm::ExpertImpl::grouped, 0},
       {"anything at all", false, true, sm::TierRules::Gqa::hf, false, sm::ExpertImpl::loop, 0},
   }));
   const auto t = sm::tier_from_label(c.label);
@@ -79,7 +118,10 @@ sm::MicroBatch batch(std::vector<int64_t> rows, int64_t width) {
 // Every GEMM term (dense, LoRA, expert) and every fused-attention term (flash/cuDNN, memory-efficient): the
 // work these tests pin down, whichever category prices it (docs/method.md, "Per-category model").
 double all_gemm(const sm::StepFeatures& f) { return f.x[sm::kGemm] + f.x[sm::kLoraGemm] + f.x[sm::kExpertGemm]; }
-double fused(const sm::StepFeatures& f) { return f.x[sm::kAttention] + f.x[sm::kAttentionEfficient]; }
+double fused(const sm::StepFeatures& f) {
+  return f.x[sm::kAttention] + f.x[sm::kAttentionEfficient] + f.x[sm::kAttentionMasked] +
+         f.x[sm::kAttentionEfficientMasked];
+}
 
 }  // namespace
 
@@ -112,7 +154,7 @@ TEST_CASE("features scale with the shape's work", "[features]") {
   SECTION("widths are rounded up to the 128-row tile") {
     CHECK(sm::round_to_tile(2000) == 2048);
     CHECK(sm::round_to_tile(2048) == 2048);
-    CHECK(f.step(batch({2000, 2000}, 2000)).x[sm::kAttention] == Approx(a.x[sm::kAttention]));
+    CHECK(fused(f.step(batch({2000, 2000}, 2000))) == Approx(fused(a)));
   }
   SECTION("distinct experts hit: k for one token, all E for thousands") {
     const auto one = f.step(batch({1}, 1));
@@ -176,7 +218,9 @@ TEST_CASE("K/V expansion follows the tier's GQA rule", "[tiers]") {
 TEST_CASE("one tier grammar: strict parse names every bad part, labels round-trip", "[tiers]") {
   for (const std::string label : {"sdpa-auto/grouped", "sdpa-auto/grouped/gqa-expand", "sdpa-efficient/loop/gqa-native",
                                   "hf-sdpa-efficient-sm80/loop", "sdpa-math+ckpt/loop", "sdpa-math/grouped/ce-chunked",
-                                  "sdpa-cudnn/loop/ce-chunked/mask-explicit/gqa-native"}) {
+                                  "sdpa-cudnn/loop/ce-chunked/mask-explicit/gqa-native",
+                                  "sdpa-auto/grouped/gqa-transformers", "hf-peft/sdpa-grouped_mm", "hf-peft/sdpa-eager",
+                                  "hf-peft/sdpa-grouped_mm/ce-chunked"}) {
     INFO(label);
     const auto t = sm::parse_tier(label);
     CHECK(sm::tier_label(t) == label);
@@ -201,6 +245,8 @@ TEST_CASE("one tier grammar: strict parse names every bad part, labels round-tri
     CHECK_THAT(e.problems()[2], Catch::Matchers::Contains("extra 'bogus'"));
   }
   CHECK_THROWS_AS(sm::parse_tier("sdpa-auto"), stepcast::InputError);
+  CHECK_THROWS_AS(sm::parse_tier("hf-peft/sdpa-batched_mm"), stepcast::InputError);
+  CHECK_THROWS_AS(sm::parse_tier("hf-peft/sdpa-grouped_mm/gqa-expand"), stepcast::InputError);
   CHECK_THROWS_AS(sm::parse_tier("hf-sdpa-efficient-smx/loop"), stepcast::InputError);
 }
 

@@ -62,6 +62,8 @@ TEST_CASE("block-mask prices the full row through the masked kernel, cross the c
   const auto block = f.step(packed_row(docs, 8192, sm::DocumentAttention::block_mask));
   const auto padded = f.step(plain({8000}, 8192));  // a padded row takes the same explicit-mask path
   CHECK(block.x[sm::kAttention] == Approx(padded.x[sm::kAttention]));
+  CHECK(block.x[sm::kAttentionMasked] == Approx(padded.x[sm::kAttentionMasked]));
+  CHECK(block.x[sm::kMaskBytes] == Approx(padded.x[sm::kMaskBytes]));
   CHECK(block.x[sm::kMaskPath] == Approx(padded.x[sm::kMaskPath]));
   CHECK(block.x[sm::kMaskPath] > 0);
   CHECK(f.memory(packed_row(docs, 8192, sm::DocumentAttention::block_mask)).y[sm::kMemMask] > 0);
@@ -72,7 +74,8 @@ TEST_CASE("block-mask prices the full row through the masked kernel, cross the c
   const auto varlen = f.step(packed_row(docs, 8192, sm::DocumentAttention::varlen));
   // Across backends: the masked global layers move to the efficient kernel's own term (docs/method.md).
   const auto attention = [](const sm::StepFeatures& x) {
-    return x.x[sm::kAttention] + x.x[sm::kAttentionEfficient] + x.x[sm::kAttentionMath];
+    return x.x[sm::kAttention] + x.x[sm::kAttentionEfficient] + x.x[sm::kAttentionMath] + x.x[sm::kAttentionMasked] +
+           x.x[sm::kAttentionEfficientMasked];
   };
   CHECK(attention(varlen) < attention(cross));
   CHECK(attention(cross) < attention(block));
