@@ -207,6 +207,7 @@ report::ParallelOutput plan_parallel(const Scenario& s, const planner::Corpus& c
                                      const model::StepPredictor& predictor, bool sweep) {
   report::ParallelOutput out;
   out.gpu_name = s.gpu_name;
+  out.one_gpu_rows_per_step = s.baseline.micro_batch * s.run.accumulation;
   const planner::ParallelContext ctx = parallel_context(s, out.link);
   out.baseline = planner::simulate_distributed(corpus, s.baseline, s.run, *s.parallel, ctx, predictor);
   if (!sweep) return out;
@@ -339,6 +340,7 @@ void add_plan_command(CLI::App& app) {
       "  stepcast plan scenarios/h200-gemma-4-26b-a4b.yaml --corpus my-lengths.csv --max-length 8192 --report plan.html\n"
       "  stepcast plan scenarios/h200-gemma-4-26b-a4b.yaml --pad-to-multiple-of 64 --no-sweep\n"
       "  stepcast plan scenarios/h200-gemma-4-26b-a4b.yaml --fail-on oom,window --format csv > plans.csv\n"
+      "  stepcast plan scenarios/h200-gemma-4-26b-a4b.yaml --gpus 8 --accumulation 1 --no-sweep   # 2 x 1 x 8 = 16 rows a step\n"
       "  tools/corpus_lengths.py --dataset my.jsonl --tokenizer my-model | stepcast plan S.yaml --corpus -\n"
       "The first line says FITS or DOES NOT FIT (out of memory, or past the window) for the baseline.\n"
       "Corpus files: one token length per line; CSV with a header (length or num_tokens, optional kept and root,\n"
@@ -386,7 +388,10 @@ void add_plan_command(CLI::App& app) {
                   "or truncates tokens (truncation); comma-separated")
       ->delimiter(',')
       ->check(CLI::IsMember({"oom", "window", "truncation"}));
-  cmd->add_option("--gpus", opts->gpus, "Plan the run on N GPUs of one host (data-parallel; docs/planner.md, Several GPUs)")
+  cmd->add_option("--gpus", opts->gpus,
+                  "Plan the run on N GPUs of one host (data-parallel; docs/planner.md, Several GPUs). --micro-batch and "
+                  "--accumulation are then per rank: a step trains N x micro-batch x accumulation rows (the output "
+                  "says how many, and which --accumulation keeps the one-GPU rows per step)")
       ->check(CLI::Range(1, 1024));
   cmd->add_option("--strategy", opts->strategy, "Several GPUs: ddp, fsdp (full shard) or ep (experts over the GPUs)")
       ->check(CLI::IsMember({"ddp", "fsdp", "ep"}));

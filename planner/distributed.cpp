@@ -161,6 +161,7 @@ DistributedPlan simulate_distributed(const Corpus& corpus, const BatchingSpec& b
 
   DistributedPlan p;
   p.parallel = parallel;
+  p.micro_batch = batching.micro_batch;
   p.accumulation = accumulation;
   p.memory_limit_gib = run.memory_limit_gib();
   int64_t windows = 0, real = 0, processed = 0;

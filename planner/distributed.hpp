@@ -66,9 +66,14 @@ RankBatches distributed_batches(const Corpus& corpus, const BatchingSpec& batchi
 RankBatches length_grouped_batches(const Corpus& corpus, const BatchingSpec& batching, int64_t ranks,
                                    int64_t accumulation, const model::StepPredictor& predictor);
 
+// micro_batch and accumulation are per rank (torchrun's per_device_train_batch_size and
+// gradient_accumulation_steps): one optimizer step trains gpus x micro_batch x accumulation rows
+// (docs/planner.md, "Several GPUs").
 struct DistributedPlan {
   ParallelSpec parallel;
+  int64_t micro_batch = 1;        // rows per micro-batch per rank
   int64_t accumulation = 1;       // micro-batches per rank per optimizer step
+  int64_t rows_per_step() const { return parallel.gpus * micro_batch * accumulation; }
   int64_t steps = 0;              // optimizer steps, whole run
   double wall_clock_s = 0;
   double gpu_hours = 0;

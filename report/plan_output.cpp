@@ -24,7 +24,10 @@ std::string best_plan_text(const PlanOutput& o) {
 
 }  // namespace
 
-bool baseline_fits(const PlanOutput& o) { return o.result.baseline.fits_memory && o.result.baseline.fits_window; }
+bool baseline_fits(const PlanOutput& o) {
+  if (o.parallel) return o.parallel->baseline.fits_memory && o.parallel->baseline.fits_window;
+  return o.result.baseline.fits_memory && o.result.baseline.fits_window;
+}
 
 std::string wall_clock_text(const PlanOutput& o, double seconds) {
   const double h = o.wall_clock_half_width;
@@ -38,7 +41,28 @@ nlohmann::json wall_clock_interval_json(const PlanOutput& o, double seconds) {
   return {seconds / (1 + h), seconds * (1 + h)};
 }
 
+namespace {
+
+// The N-GPU plan's headline: `plan --gpus N` answers for N GPUs first (the one-GPU plan follows for comparison).
+std::string parallel_headline(const PlanOutput& o) {
+  const auto& p = o.parallel->baseline;
+  const std::string who = "on " + std::to_string(p.parallel.gpus) + " GPUs, " + parallel_label(p) + " (" +
+                          plan_label(o.result.baseline) + " per rank, " + with_commas(p.rows_per_step()) +
+                          " rows per optimizer step)";
+  const std::string peak = fixed(p.peak_gib, 1) + " GiB per rank";
+  if (!p.fits_memory)
+    return "DOES NOT FIT " + who + ": runs out of memory (" + peak + " > " + fixed(p.memory_limit_gib, 1) + " GiB)";
+  if (!p.fits_window)
+    return "DOES NOT FIT the " + fixed(o.window_hours, 1) + " h window " + who + ": takes " + wall_clock_text(o, p.wall_clock_s);
+  return "FITS " + who + ": takes " + wall_clock_text(o, p.wall_clock_s) +
+         (o.window_hours > 0 ? " of the " + fixed(o.window_hours, 1) + " h window" : " (no window set)") + ", peak " +
+         peak + " of " + fixed(p.memory_limit_gib, 1) + " GiB";
+}
+
+}  // namespace
+
 std::string headline(const PlanOutput& o) {
+  if (o.parallel) return parallel_headline(o);
   const auto& b = o.result.baseline;
   const std::string who = "the baseline (" + plan_label(b) + ")";
   if (!b.fits_memory) return "DOES NOT FIT: " + who + " " + out_of_memory_text(b) + best_plan_text(o);
@@ -56,6 +80,12 @@ std::string headline(const PlanOutput& o) {
 
 std::vector<Check> plan_checks(const PlanOutput& o) {
   const auto& b = o.result.baseline;
+  if (o.parallel) {  // the N-GPU plan is the one asked about; truncation is the batching's, the same on N GPUs
+    const auto& p = o.parallel->baseline;
+    return {{"fits_memory", p.peak_gib, p.memory_limit_gib, p.fits_memory},
+            {"fits_window", p.wall_clock_s / 3600, o.window_hours, p.fits_window},
+            {"keeps_every_token", static_cast<double>(b.truncated.tokens), 0, b.truncated.tokens == 0}};
+  }
   const double hours = b.wall_clock_s / 3600;
   return {{"fits_memory", b.peak_gib, b.memory_limit_gib, b.fits_memory},
           {"fits_window", hours, o.window_hours, b.fits_window},

@@ -110,7 +110,9 @@ void print_plan_text(std::ostream& out, const PlanOutput& o) {
   print_header(out, o);
   if (o.parallel) {
     print_parallel_text(out, *o.parallel);
-    out << "\none GPU, for comparison:\n";
+    out << "\none GPU with the same micro-batch and accumulation, for comparison ("
+        << with_commas(o.result.baseline.batching.micro_batch * o.result.baseline.accumulation)
+        << " rows per optimizer step):\n";
   }
   print_baseline(out, o);
   if (r.configurations == 0) {

@@ -67,3 +67,36 @@ TEST_CASE("plan: several GPUs refused without a model, a --gpus, or experts", "[
   const auto bad = run_cli("plan " + kH200 + " --gpus 2 --strategy zero9");
   CHECK(bad.exit_code == 2);
 }
+
+TEST_CASE("plan --gpus N opens with the N-GPU plan and says what a step trains", "[planner][cli][parallel]") {
+  // Per rank: R2 x 8 on 8 GPUs is 128 rows a step, 8x what the scenario's R2x8 trains on one GPU; every form
+  // says so, and --accumulation 1 brings it back to 16.
+  const auto text = run_cli("plan " + kH200 + " --gpus 8 --no-sweep");
+  REQUIRE(text.exit_code == 0);
+  const std::string first_line = text.out.substr(0, text.out.find('\n'));
+  CHECK_THAT(first_line, Contains("on 8 GPUs, ddp x8 distributed") && Contains("128 rows per optimizer step"));
+  CHECK_THAT(text.out, Contains("micro-batch and accumulation are per rank: 2 rows x 8 micro-batches x 8 ranks = 128 "
+                                "rows per optimizer step, 8.00x the 16 that R2x8 trains on one GPU; --accumulation 1 "
+                                "keeps 16 rows per step on 8 GPUs"));
+  const auto r = run_cli("plan " + kH200 + " --gpus 8 --no-sweep --format json");
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["parallel"]["batch_semantics"] == "per_rank");
+  CHECK(j["parallel"]["one_gpu_rows_per_step"] == 16);
+  CHECK(j["parallel"]["baseline"]["rows_per_step"] == 128);
+  CHECK(j["parallel"]["baseline"]["micro_batch_per_rank"] == 2);
+  CHECK(j["parallel"]["baseline"]["accumulation_per_rank"] == 8);
+  CHECK_THAT(j["headline"].get<std::string>(), Contains("on 8 GPUs"));
+  // The checks (and --fail-on) judge the N-GPU plan: FSDP over 8 ranks fits where one GPU does not.
+  const auto fsdp = run_cli("plan " + kH200 + " --gpus 8 --strategy fsdp --accumulation 1 --no-sweep --format json");
+  REQUIRE(fsdp.exit_code == 0);
+  const auto f = nlohmann::json::parse(fsdp.out);
+  CHECK(f["parallel"]["baseline"]["rows_per_step"] == 16);
+  CHECK(f["parallel"]["baseline"]["fits_memory"] == true);
+  for (const auto& c : f["checks"])
+    if (c["name"] == "fits_memory")
+      CHECK(c["value"].get<double>() == Approx(f["parallel"]["baseline"]["peak_gib_per_rank"].get<double>()));
+  CHECK(f["baseline"]["fits_memory"] == false);  // the one-GPU plan, for comparison, still does not fit
+  const auto fail_on = run_cli("plan " + kH200 + " --gpus 8 --strategy fsdp --accumulation 1 --no-sweep --fail-on oom");
+  CHECK(fail_on.exit_code == 0);
+}
