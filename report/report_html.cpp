@@ -319,7 +319,7 @@ std::string report_html(const ReportInput& in) {
     s << "<p class='fact'>" << escape("On " + std::to_string(o.parallel->baseline.parallel.gpus) + " GPUs (" +
                                       parallel_label(o.parallel->baseline) + "): " +
                                       duration(o.parallel->baseline.wall_clock_s) + ", straggler " +
-                                      straggler_text(o.parallel->baseline))
+                                      straggler_text(o.parallel->baseline) + "; " + batch_semantics_text(*o.parallel))
       << "</p>\n";
   s << "<p class='legend-text'><b>Plan labels:</b> " << escape(plan_label_legend()) << ".</p>\n";
   s << charts(in) << table(o) << "</body></html>\n";

@@ -54,7 +54,8 @@ TEST_CASE("plan --gpus sweeps N x strategies x samplers, ranked two ways", "[pla
   std::filesystem::remove(html.path());
   const auto text = run_cli("plan " + kH200 + " --gpus 2 --report " + html.path());
   CHECK_THAT(text.out, Contains("straggler") && Contains("by GPU-hours"));
-  CHECK_THAT(stepcast::testing::slurp(html.path()), Contains("On 2 GPUs (ddp x2 distributed)") && Contains("straggler"));
+  CHECK_THAT(stepcast::testing::slurp(html.path()), Contains("On 2 GPUs (ddp x2 distributed)") && Contains("straggler") &&
+                                                        Contains("micro-batch and accumulation are per rank"));
 }
 
 TEST_CASE("plan: several GPUs refused without a model, a --gpus, or experts", "[planner][cli][parallel]") {
