@@ -22,7 +22,8 @@ constexpr int64_t kTileRows = 128;  // query/key tile of the fused attention ker
 static_assert(kStepTermTable[kGemm].name == "gemm_s_per_tflop" && kStepTermTable[kHost].name == "host_s_per_klaunch" &&
                   kStepTermTable[kMemoryBound].name == "memory_s_per_gb",
               "kStepTermTable rows follow StepTerm");
-static_assert(kMemoryTermTable[kMemToken].name == "token_kib" && kMemoryTermTable[kMemScore].name == "score_bytes_per_element",
+static_assert(kMemoryTermTable[kMemToken].name == "token_kib" && kMemoryTermTable[kMemScore].name == "score_bytes_per_element" &&
+                  kMemoryTermTable[kMemRunToken].name == "run_token_kib" && kMemoryTermTable[kMemContext].name == "context_gib",
               "kMemoryTermTable rows follow MemoryTerm");
 
 namespace {
@@ -124,6 +125,8 @@ void FeatureMaker::set_memory_rates(const ModelShape& shape, const TierRules& ti
   const ArchitectureMemoryRates rates = architecture_rates(shape, setup);
   weights_gib_ = rates.weight_bytes / kGiB;
   lora_gib_ = rates.trainable_bytes / kGiB;
+  trainable_ = {rates.trainable_param_bytes / kGiB, rates.gradient_bytes / kGiB, rates.optimizer_state_bytes / kGiB,
+                rates.trained_fp32_bytes / kGiB};
   activation_bytes_per_token_ = rates.step_bytes_per_token();
   mask_bytes_ = rates.mask_bytes;
 }
@@ -183,6 +186,17 @@ MemoryFeatures FeatureMaker::memory(const MicroBatch& batch) const {
   }
   m.y[kMemMask] = rows * w * w * masks / kGiB;
   m.y[kMemActivation] = rows * w * activation_bytes_per_token_ / kGiB + m.y[kMemMask] * mask_bytes_;
+  return m;
+}
+
+MemoryFeatures FeatureMaker::memory(const MicroBatch& batch, const RunPosition& at) const {
+  MemoryFeatures m = memory(batch);
+  if (!at.in_run) return m;
+  // The state of model/run_memory.hpp RunMemory::state_gib: AdamW's states only once a step has made them.
+  m.base_gib = weights_gib_ + trainable_.params + trainable_.gradients +
+               (at.after_optimizer_step ? trainable_.optimizer_states : 0.0);
+  m.y[kMemRunToken] = m.y[kMemToken];
+  if (at.first_seen) m.y[kMemFirstSeenToken] = m.y[kMemToken];
   return m;
 }
 
