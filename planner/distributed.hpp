@@ -31,6 +31,7 @@
 #include "model/parallel.hpp"
 #include "planner/batching.hpp"
 #include "planner/corpus.hpp"
+#include "planner/memory_timeline.hpp"
 #include "planner/simulate.hpp"
 
 namespace stepcast::planner {
@@ -86,9 +87,11 @@ struct DistributedPlan {
   double straggler_per_step_s = 0;  // mean over steps
   double mean_step_s = 0;         // wall-clock seconds per optimizer step, mean (collectives included)
   double padding_fraction = 0;    // over every rank's micro-batches
-  double peak_gib = 0;            // per-rank peak: one-GPU peak of its largest micro-batch + the strategy's delta
+  double peak_gib = 0;            // per-rank allocated peak: the rank's memory timeline + the strategy's delta
   double memory_limit_gib = 0;
-  bool fits_memory = true;
+  double reserved_peak_gib = 0;   // the largest rank's
+  MemoryJudgement memory;         // of the rank with the highest peak
+  bool fits_memory = true;        // memory.verdict == fits
   bool fits_window = true;
 };
 

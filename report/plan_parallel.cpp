@@ -9,8 +9,9 @@ namespace stepcast::report {
 namespace {
 
 std::string fits_text(const planner::DistributedPlan& p) {
-  if (!p.fits_memory) return "OOM";
-  return p.fits_window ? "yes" : "late";
+  if (p.memory.verdict == planner::MemoryVerdict::out_of_memory) return "OOM";
+  if (!p.fits_window) return "late";
+  return p.memory.verdict == planner::MemoryVerdict::at_risk ? "at risk" : "yes";
 }
 
 void print_row(std::ostream& out, size_t rank, const planner::DistributedPlan& p) {
@@ -18,7 +19,7 @@ void print_row(std::ostream& out, size_t rank, const planner::DistributedPlan& p
   std::snprintf(buf, sizeof buf, "  %-4zu %-28s %4lld %9s %9s %9s %10s %8s %9s  %s\n", rank, parallel_label(p).c_str(),
                 static_cast<long long>(p.accumulation), duration(p.wall_clock_s).c_str(), fixed(p.gpu_hours, 2).c_str(),
                 fixed(p.mean_step_s, 2).c_str(), fixed(p.straggler_per_step_s, 3).c_str(),
-                percent(p.padding_fraction, 2).c_str(), (fixed(p.peak_gib, 1) + (p.fits_memory ? "" : "!")).c_str(),
+                percent(p.padding_fraction, 2).c_str(), (fixed(p.peak_gib, 1) + (p.memory.verdict == planner::MemoryVerdict::out_of_memory ? "!" : "")).c_str(),
                 fits_text(p).c_str());
   out << buf;
 }
@@ -54,6 +55,11 @@ nlohmann::json plan_json(const planner::DistributedPlan& p) {
           {"peak_gib_per_rank", p.peak_gib},
           {"memory_limit_gib", p.memory_limit_gib},
           {"fits_memory", p.fits_memory},
+          {"memory_verdict", planner::verdict_name(p.memory.verdict)},
+          {"usable_gib", p.memory.usable_gib},
+          {"margin_gib", p.memory.margin_gib},
+          {"reserved_peak_gib_per_rank", p.reserved_peak_gib},
+          {"memory_risks", p.memory.risks},
           {"fits_window", p.fits_window}};
 }
 
@@ -92,8 +98,9 @@ void print_parallel_text(std::ostream& out, const ParallelOutput& o) {
   const auto& b = o.baseline;
   out << "on " << b.parallel.gpus << " GPUs (" << o.gpu_name << ", " << o.link << "): " << parallel_label(b) << ", "
       << b.accumulation << " micro-batch" << (b.accumulation == 1 ? "" : "es") << " per rank per step -> " << duration(b.wall_clock_s) << ", " << fixed(b.gpu_hours, 2)
-      << " GPU-hours, peak " << fixed(b.peak_gib, 1) << " GiB per rank of " << fixed(b.memory_limit_gib, 1)
-      << (b.fits_memory ? "" : " (OUT OF MEMORY)") << "\n";
+      << " GPU-hours, peak " << fixed(b.peak_gib, 1) << " GiB per rank of " << fixed(b.memory.usable_gib, 1)
+      << " usable, margin " << fixed(b.memory.margin_gib, 1) << " GiB ("
+      << (b.memory.verdict == planner::MemoryVerdict::out_of_memory ? "OUT OF MEMORY" : fits_text(b)) << ")\n";
   out << "  " << batch_semantics_text(o) << "\n";
   out << "  " << with_commas(b.steps) << " optimizer steps; straggler " << straggler_text(b) << "; collectives "
       << duration(b.comm_added_s) << " not hidden (with the overlap slowdown), compute " << duration(b.compute_s)

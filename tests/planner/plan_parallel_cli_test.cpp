@@ -45,7 +45,7 @@ TEST_CASE("plan --gpus sweeps N x strategies x samplers, ranked two ways", "[pla
   const auto& by_wall = p["by_wall_clock"];
   REQUIRE(by_wall.size() >= 10);
   for (size_t i = 1; i < by_wall.size(); ++i)
-    if (by_wall[i]["fits_memory"] == by_wall[i - 1]["fits_memory"])
+    if (by_wall[i]["memory_verdict"] == by_wall[i - 1]["memory_verdict"])
       CHECK(by_wall[i - 1]["wall_clock_s"].get<double>() <= by_wall[i]["wall_clock_s"].get<double>());
   std::set<std::string> strategies;
   for (const auto& plan : by_wall) strategies.insert(plan["strategy"].get<std::string>());
@@ -93,11 +93,15 @@ TEST_CASE("plan --gpus N opens with the N-GPU plan and says what a step trains",
   REQUIRE(fsdp.exit_code == 0);
   const auto f = nlohmann::json::parse(fsdp.out);
   CHECK(f["parallel"]["baseline"]["rows_per_step"] == 16);
-  CHECK(f["parallel"]["baseline"]["fits_memory"] == true);
+  // It fits at the point estimate; with no measured whole-run error it is at risk, not "yes".
+  CHECK(f["parallel"]["baseline"]["memory_verdict"] == "at_risk");
   for (const auto& c : f["checks"])
-    if (c["name"] == "fits_memory")
-      CHECK(c["value"].get<double>() == Approx(f["parallel"]["baseline"]["peak_gib_per_rank"].get<double>()));
-  CHECK(f["baseline"]["fits_memory"] == false);  // the one-GPU plan, for comparison, still does not fit
-  const auto fail_on = run_cli("plan " + kH200 + " --gpus 8 --strategy fsdp --accumulation 1 --no-sweep --fail-on oom");
-  CHECK(fail_on.exit_code == 0);
+    if (c["name"] == "fits_memory") {
+      CHECK(c["value"].get<double>() >= f["parallel"]["baseline"]["peak_gib_per_rank"].get<double>());
+      CHECK(c["value"].get<double>() < f["parallel"]["baseline"]["peak_gib_per_rank"].get<double>() + 1);
+      CHECK(c["passed"] == false);
+    }
+  CHECK(f["baseline"]["memory_verdict"] == "out_of_memory");  // the one-GPU plan, for comparison, does not fit
+  CHECK(run_cli("plan " + kH200 + " --gpus 8 --strategy fsdp --accumulation 1 --no-sweep --fail-on window").exit_code == 0);
+  CHECK(run_cli("plan " + kH200 + " --gpus 8 --strategy fsdp --accumulation 1 --no-sweep --fail-on oom").exit_code == 1);
 }

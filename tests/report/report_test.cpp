@@ -31,6 +31,10 @@ planner::PlanResult plan(double wall_s, int64_t truncated_tokens = 0) {
   p.truncated.tokens = truncated_tokens;
   p.peak_gib = 100;
   p.memory_limit_gib = 139.8;
+  p.memory.verdict = planner::MemoryVerdict::fits;  // at the interval's upper bound
+  p.memory.limit_gib = p.memory.usable_gib = 139.8;
+  p.memory.need_gib = p.memory.need_high_gib = 100;
+  p.memory.margin_gib = 39.8;
   return p;
 }
 
@@ -56,6 +60,9 @@ planner::PlanResult out_of_memory(double wall_s) {
   planner::PlanResult p = plan(wall_s);
   p.fits_memory = false;
   p.peak_gib = 182.1;
+  p.memory.verdict = planner::MemoryVerdict::out_of_memory;
+  p.memory.need_gib = p.memory.need_high_gib = 182.1;
+  p.memory.margin_gib = 139.8 - 182.1;
   p.oom = planner::OutOfMemory{41, 6, 2, 11358, 140.5, 139.8};
   return p;
 }
@@ -106,7 +113,7 @@ TEST_CASE("a plan that runs out of memory says DOES NOT FIT first, in every form
   Fixture f(out_of_memory(6.38 * 3600), {plan(4.4 * 3600)});
   const std::string line = report::headline(f.out);
   CHECK_THAT(line, StartsWith("DOES NOT FIT: the baseline (pad-to-longest R2x8 L16384) runs out of memory at "
-                              "micro-batch 41, optimizer step 6 (2 x 11358: 140.5 GiB > 139.8 GiB)"));
+                              "micro-batch 41, optimizer step 6 (2 x 11358: 140.5 GiB > 139.8 GiB usable)"));
   CHECK_THAT(line, Contains("best plan that fits in memory: 1. pad-to-longest R2x8 L16384, 4.40 h"));
   std::ostringstream text;
   report::print_plan_text(text, f.out);
