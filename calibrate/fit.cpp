@@ -107,6 +107,7 @@ FitReport fit(const model::ModelShape& shape, const std::vector<Record>& records
   fit_step(maker, records, options, report);
   c.domain = step_domain(records, report.step_residuals);
   fit_peak(maker, records, options, report);
+  fit_run_memory(maker, records, options, report);
   fit_run_costs(shape, records, options.records_file, c, report.notes);
   return report;
 }

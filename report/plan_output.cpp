@@ -221,7 +221,6 @@ nlohmann::json memory_json(const planner::PlanResult& p) {
     live.push_back({{"name", item.name}, {"gib", static_cast<double>(item.bytes) / 1073741824.0}, {"lifetime", item.lifetime}});
   nlohmann::json j{{"verdict", planner::verdict_name(m.verdict)},
                    {"peak_gib", p.peak_gib},
-                   {"peak_interval_gib", nullptr},
                    {"peak_at",
                     {{"kind", peak.at_optimizer_step ? "optimizer_step" : "micro_batch"},
                      {"micro_batch", peak.micro_batch + 1},
@@ -239,6 +238,7 @@ nlohmann::json memory_json(const planner::PlanResult& p) {
                    {"need_high_gib", m.need_high_gib},
                    {"margin_gib", m.margin_gib},
                    {"risks", m.risks}};
+  // Absent when the predictor has no measured whole-run error (every JSON figure is a number).
   if (m.peak_low_gib) j["peak_interval_gib"] = {*m.peak_low_gib, *m.peak_high_gib};
   return j;
 }
