@@ -194,3 +194,29 @@ TEST_CASE("the JSON envelope carries the schema and the build", "[report][json]"
   CHECK_THAT(report::version_text(), StartsWith("stepcast " + report::stepcast_version() + " (commit ") &&
                                          Contains("features: calibrate ") && Contains("harness ") && Contains("cupti "));
 }
+
+TEST_CASE("a plan that fits at the point estimate only says AT RISK, amber, and fails --fail-on oom", "[report][headline]") {
+  planner::PlanResult risky = plan(6 * 3600);
+  risky.fits_memory = false;
+  risky.memory.verdict = planner::MemoryVerdict::at_risk;
+  risky.memory.peak_low_gib = 98.0;
+  risky.memory.peak_high_gib = 141.0;
+  risky.memory.need_high_gib = 141.0;
+  risky.memory.margin_gib = 139.8 - 141.0;
+  risky.memory.risks = {"fits at the point estimate only: the 90 % upper bound needs 141.0 GiB of 139.8 GiB"};
+  Fixture f(risky);
+  const std::string line = report::headline(f.out);
+  CHECK_THAT(line, StartsWith("AT RISK: the baseline (pad-to-longest R2x8 L16384) takes 6.00 h of the 13.9 h window, "
+                              "peak 100.0 GiB (90 %: 98.0-141.0 GiB) of 139.8 GiB usable, margin -1.2 GiB; at risk: fits "
+                              "at the point estimate only"));
+  CHECK_THAT(html_of(f.out), Contains("<p class='headline risk'>AT RISK:") && Contains("<td>at risk</td>"));
+  const auto checks = report::plan_checks(f.out);
+  CHECK(checks[0].name == "fits_memory");
+  CHECK_FALSE(checks[0].passed);
+  CHECK(checks[0].value == Approx(141.0));
+  CHECK(checks[0].bar == Approx(139.8));
+  const auto j = report::plan_json(f.out);
+  CHECK(j["baseline"]["memory_verdict"] == "at_risk");
+  CHECK(j["baseline"]["memory"]["margin_gib"].get<double>() == Approx(-1.2));
+  CHECK(j["fits"] == false);
+}
