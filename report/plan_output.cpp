@@ -20,7 +20,7 @@ std::string best_plan_text(const PlanOutput& o) {
   if (r.recommendations.empty()) return r.configurations > 0 ? "; no swept plan fits in memory" : "";
   const auto& best = r.recommendations.front();
   const bool risky = best.memory.verdict == planner::MemoryVerdict::at_risk;
-  return std::string(risky ? "; best plan (at risk: it fits at the point estimate only): 1. "
+  return std::string(risky ? "; best plan, AT RISK (" + best.memory.risks.front() + "): 1. "
                            : "; best plan that fits in memory: 1. ") +
          plan_label(best) + ", " + duration(best.wall_clock_s) + " (" + group_title(best, r.baseline) + ")";
 }
