@@ -129,6 +129,7 @@ FitReport fit(const FitShapes& shapes, const std::vector<Record>& records, const
   fit_step(maker, records, options, report);
   c.domain = step_domain(records, report.step_residuals);
   fit_peak(maker, records, options, report);
+  fit_run_memory(maker, records, options, report);
   fit_run_costs(shapes, records, options.records_file, c, report.notes);
   return report;
 }

@@ -31,5 +31,9 @@ void fit_step(const RecordFeatures& maker, const std::vector<Record>& records, c
               FitReport& report);
 void fit_peak(const RecordFeatures& maker, const std::vector<Record>& records, const FitOptions& o,
               FitReport& report);
+// After fit_peak: the optimizer step's, the reserved memory's and the context's terms from recorded runs' memory,
+// and the interval on the allocated peak from held-out runs (calibrate/fit_run_memory.cpp).
+void fit_run_memory(const RecordFeatures& maker, const std::vector<Record>& records, const FitOptions& o,
+                    FitReport& report);
 
 }  // namespace stepcast::calibrate

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "calibrate/fit_parts.hpp"
+#include "calibrate/run_records.hpp"
 #include "calibrate/select.hpp"
 #include "calibrate/solve.hpp"
 #include "model/tiers.hpp"
@@ -51,7 +52,8 @@ PeakPoints peak_points(const RecordFeatures& maker, const std::vector<Record>& r
     } else {
       continue;
     }
-    p.y.push_back(maker.of(r).memory(to_batch(r)));
+    // A run's micro-batch is priced with the state alive then and the run-only terms (model/run_memory.hpp).
+    p.y.push_back(maker.of(r).memory(to_batch(r), run_position(r)));
     p.target_gib.push_back(target);
     p.oom.push_back(!r.usable_peak());
     p.lines.push_back(r.line);

@@ -1,5 +1,6 @@
 #include "calibrate/run_records.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -109,9 +110,125 @@ class RunFieldReader {
   std::vector<std::string>& problems_;
 };
 
+// A finite GiB figure in [0, limits::kMaxGiB] under `object.key`, or a problem.
+class MemoryFieldReader {
+ public:
+  MemoryFieldReader(const nlohmann::json& object, std::string name, const std::string& where, std::vector<std::string>& problems)
+      : object_(object), name_(std::move(name)), where_(where), problems_(problems) {}
+  std::optional<double> gib(const char* key) {
+    known_.push_back(key);
+    const auto it = object_.find(key);
+    if (it == object_.end()) return std::nullopt;
+    if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() < 0 || it->get<double>() > limits::kMaxGiB) {
+      fail(key, *it, "a number of GiB in [0, 1e9]");
+      return std::nullopt;
+    }
+    return it->get<double>();
+  }
+  std::optional<int64_t> count(const char* key) {
+    known_.push_back(key);
+    const auto it = object_.find(key);
+    if (it == object_.end()) return std::nullopt;
+    if (!it->is_number_integer() || it->get<int64_t>() < 0) {
+      fail(key, *it, "an integer >= 0");
+      return std::nullopt;
+    }
+    return it->get<int64_t>();
+  }
+  std::optional<std::string> text(const char* key, const std::vector<std::string>& choices) {
+    known_.push_back(key);
+    const auto it = object_.find(key);
+    if (it == object_.end()) return std::nullopt;
+    if (!it->is_string() || std::find(choices.begin(), choices.end(), it->get<std::string>()) == choices.end()) {
+      std::string list;
+      for (const auto& c : choices) list += (list.empty() ? "" : ", ") + c;
+      fail(key, *it, "one of " + list);
+      return std::nullopt;
+    }
+    return it->get<std::string>();
+  }
+  // Unknown keys are errors: a typo must not silently drop a measurement.
+  void finish() {
+    for (const auto& [key, value] : object_.items())
+      if (std::find(known_.begin(), known_.end(), key) == known_.end()) {
+        std::string list;
+        for (const auto& k : known_) list += (list.empty() ? "" : ", ") + k;
+        problems_.push_back(where_ + ": " + name_ + "." + limits::cut(key) + " is not a field of " + name_ +
+                            ". Violated constraint: one of " + list + " (calibrate/run_records.hpp)");
+      }
+  }
+
+ private:
+  void fail(const char* key, const nlohmann::json& v, const std::string& constraint) {
+    problems_.push_back(where_ + ": " + name_ + "." + key + " = " + shown(v) + ". Violated constraint: " + constraint);
+  }
+  const nlohmann::json& object_;
+  std::string name_;
+  const std::string& where_;
+  std::vector<std::string>& problems_;
+  std::vector<std::string> known_;
+};
+
+const nlohmann::json* object_field(const Record& record, const char* key, const std::string& where,
+                                   std::vector<std::string>& problems) {
+  const auto it = record.extra.find(key);
+  if (it == record.extra.end()) return nullptr;
+  if (!it->is_object()) {
+    problems.push_back(where + ": " + key + " = " + shown(*it) + ". Violated constraint: a JSON object");
+    return nullptr;
+  }
+  return &*it;
+}
+
+std::optional<RunStepMemory> step_memory(const Record& record, const std::string& where, std::vector<std::string>& problems) {
+  const nlohmann::json* object = object_field(record, "memory", where, problems);
+  if (object == nullptr) return std::nullopt;
+  MemoryFieldReader r(*object, "memory", where, problems);
+  RunStepMemory m;
+  m.allocated_before_gib = r.gib("allocated_before_gib");
+  m.reserved_before_gib = r.gib("reserved_before_gib");
+  m.forward_peak_gib = r.gib("forward_peak_gib");
+  m.backward_peak_gib = r.gib("backward_peak_gib");
+  m.allocated_after_gib = r.gib("allocated_after_gib");
+  m.optimizer_peak_gib = r.gib("optimizer_peak_gib");
+  m.optimizer_reserved_gib = r.gib("optimizer_reserved_gib");
+  m.device_used_gib = r.gib("device_used_gib");
+  m.card_total_gib = r.gib("card_total_gib");
+  m.alloc_retries = r.count("alloc_retries");
+  m.inactive_split_gib = r.gib("inactive_split_gib");
+  r.finish();
+  return m;
+}
+
+std::optional<RunMemoryStart> memory_start(const Record& record, const std::string& where, std::vector<std::string>& problems) {
+  const nlohmann::json* object = object_field(record, "memory_start", where, problems);
+  if (object == nullptr) return std::nullopt;
+  MemoryFieldReader r(*object, "memory_start", where, problems);
+  RunMemoryStart m;
+  m.weights_gib = r.gib("weights_gib");
+  m.context_gib = r.gib("context_gib");
+  m.reserved_gib = r.gib("reserved_gib");
+  m.card_total_gib = r.gib("card_total_gib");
+  if (const auto a = r.text("allocator", {"default", "expandable_segments", "expandable-segments"}))
+    m.allocator = *model::parse_allocator(*a);
+  r.finish();
+  return m;
+}
+
+std::optional<double> peak_reserved(const Record& record, const std::string& where, std::vector<std::string>& problems) {
+  const auto it = record.extra.find("peak_reserved_gib");
+  if (it == record.extra.end()) return std::nullopt;
+  if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() < 0 || it->get<double>() > limits::kMaxGiB) {
+    problems.push_back(where + ": peak_reserved_gib = " + shown(*it) + ". Violated constraint: a number of GiB in [0, 1e9]");
+    return std::nullopt;
+  }
+  return it->get<double>();
+}
+
 struct Parsed {
   RunFields fields;
   RunStep step;
+  std::optional<RunMemoryStart> memory_start;
 };
 
 std::string where_of(const Record& record, const std::string& file) {
@@ -157,8 +274,12 @@ std::optional<Parsed> parse_step(const Record& record, const std::string& file, 
   if (f.micro_batch > 0 && record.rows.size() > static_cast<size_t>(f.micro_batch))
     r.fail("rows has " + std::to_string(record.rows.size()) + " rows. Violated constraint: <= run.micro_batch = " +
            std::to_string(f.micro_batch));
+  std::optional<double> reserved = peak_reserved(record, where, problems);
+  std::optional<RunStepMemory> memory = step_memory(record, where, problems);
+  p.memory_start = memory_start(record, where, problems);
   if (problems.size() != before) return std::nullopt;
-  p.step = RunStep{record, f.index, f.optimizer_step, f.first_seen, f.optimizer_s, f.elapsed_s, std::move(documents)};
+  p.step = RunStep{record, f.index, f.optimizer_step, f.first_seen, f.optimizer_s, f.elapsed_s, std::move(documents),
+                   reserved, std::move(memory)};
   return p;
 }
 
@@ -240,12 +361,27 @@ std::vector<RecordedRun> read_runs(const std::vector<Record>& records, const std
       problems.push_back(where + ": run '" + run.id +
                          "' changes policy, micro_batch, accumulation, pack_attention or packer. Violated constraint: one of each per run id");
     if (!f.corpus_lengths.empty()) run.corpus_lengths = f.corpus_lengths;
+    if (parsed->memory_start) run.memory_start = parsed->memory_start;
     run.steps.push_back(std::move(parsed->step));
     wheres[it->second].push_back(where);
   }
   for (size_t r = 0; r < runs.size(); ++r) check_run(runs[r], wheres[r], problems);
   if (!problems.empty()) throw InputError(problems);
   return runs;
+}
+
+model::RunPosition run_position(const Record& record) {
+  model::RunPosition at;
+  const auto probe = record.extra.find("probe");
+  const auto run = record.extra.find("run");
+  if (probe == record.extra.end() || *probe != "run" || run == record.extra.end() || !run->is_object()) return at;
+  const auto step = run->find("optimizer_step");
+  if (step == run->end() || !step->is_number_integer()) return at;
+  at.in_run = true;
+  at.after_optimizer_step = step->get<int64_t>() >= 1;  // window w starts after optimizer step w - 1
+  const auto first = run->find("first_seen");
+  at.first_seen = first != run->end() && first->is_boolean() && first->get<bool>();
+  return at;
 }
 
 }  // namespace stepcast::calibrate

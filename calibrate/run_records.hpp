@@ -23,6 +23,16 @@
 //
 // step_s is the wall clock of the micro-batch (collate, copy, forward, backward; synchronised), so the
 // run's total is the last elapsed_s and the sum of step_s + optimizer_s is within host noise of it.
+//
+// A run's memory (docs/method.md, "Memory of a run"; all GiB = 2^30 bytes, every field optional):
+//   "peak_gib": 41.2,                  torch.cuda.max_memory_allocated over the micro-batch (stats reset before it)
+//   "peak_reserved_gib": 44.0,         torch.cuda.max_memory_reserved over it
+//   "memory": {"allocated_before_gib", "reserved_before_gib", "forward_peak_gib", "backward_peak_gib",
+//              "allocated_after_gib", "optimizer_peak_gib", "optimizer_reserved_gib" (a window's last micro-batch:
+//              clip + AdamW + zero_grad), "device_used_gib" (cudaMemGetInfo total - free after the micro-batch),
+//              "card_total_gib", "alloc_retries" (num_alloc_retries, an integer), "inactive_split_gib"}
+//   "memory_start": {"weights_gib", "context_gib" (device used - reserved before the first step), "reserved_gib",
+//                    "card_total_gib", "allocator": "default" | "expandable_segments"}   on the run's first record
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -30,8 +40,22 @@
 
 #include "calibrate/records.hpp"
 #include "model/batch.hpp"
+#include "model/run_memory.hpp"
 
 namespace stepcast::calibrate {
+
+// A micro-batch's `memory` object; each field absent when the writer did not record it.
+struct RunStepMemory {
+  std::optional<double> allocated_before_gib, reserved_before_gib, forward_peak_gib, backward_peak_gib,
+      allocated_after_gib, optimizer_peak_gib, optimizer_reserved_gib, device_used_gib, card_total_gib, inactive_split_gib;
+  std::optional<int64_t> alloc_retries;
+};
+
+// The run's first record's `memory_start` object.
+struct RunMemoryStart {
+  std::optional<double> weights_gib, context_gib, reserved_gib, card_total_gib;
+  model::Allocator allocator = model::Allocator::caching;
+};
 
 struct RunStep {
   Record record;                      // rows, width, step_s: one micro-batch
@@ -41,6 +65,8 @@ struct RunStep {
   std::optional<double> optimizer_s;
   double elapsed_s = 0;
   std::vector<int32_t> document_lengths;  // packed runs: every row's documents, row after row; else empty
+  std::optional<double> peak_reserved_gib;
+  std::optional<RunStepMemory> memory;
 };
 
 // What every micro-batch of one run repeats: the run's identity and batching.
@@ -58,6 +84,7 @@ struct RunHeader {
 
 struct RecordedRun : RunHeader {
   std::vector<int32_t> corpus_lengths;  // empty when the writer did not record the corpus
+  std::optional<RunMemoryStart> memory_start;
   std::vector<RunStep> steps;           // run order
 
   double total_s() const { return steps.empty() ? 0.0 : steps.back().elapsed_s; }
@@ -84,5 +111,9 @@ model::MicroBatch run_batch(const RecordedRun& run, const RunStep& step);
 // checked: indices 0..n-1 without gaps or repeats, elapsed_s non-decreasing, one micro_batch /
 // accumulation per run. Every problem is reported at once as file:line in one stepcast::InputError.
 std::vector<RecordedRun> read_runs(const std::vector<Record>& records, const std::string& file);
+
+// Where a record sits in its run, for the run's memory terms (model/run_memory.hpp): in_run for a record with
+// "probe": "run" and a well-formed run object (index, accumulation, first_seen); read_runs checks the rest.
+model::RunPosition run_position(const Record& record);
 
 }  // namespace stepcast::calibrate

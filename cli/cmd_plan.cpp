@@ -69,6 +69,7 @@ struct PlanOptions {
   bool progress = false;
   std::vector<std::string> fail_on;
   Format format = Format::text;
+  std::string allocator;           // empty: the scenario's run.allocator (default: PyTorch's caching allocator)
   int64_t gpus = 0;                // 0: the scenario's `parallel.gpus`, else one GPU
   std::string strategy, sampler;   // empty: the scenario's, else ddp / distributed
 };
@@ -120,6 +121,7 @@ Scenario scenario_with_overrides(const PlanOptions& o) {
       p.sampler = o.sampler == "distributed" ? planner::Sampler::distributed : planner::Sampler::length_grouped;
     s.parallel = p;
   }
+  if (!o.allocator.empty()) s.run.allocator = *model::parse_allocator(o.allocator);
   if (o.top > 0) s.sweep.top = o.top;
   s.sweep.threads = o.threads;
   if (o.no_sweep) s.sweep.policies.clear();  // the baseline alone: a what-if
@@ -203,6 +205,7 @@ report::ParallelOutput plan_parallel(const Scenario& s, const planner::Corpus& c
                                      const model::StepPredictor& predictor, const PredictorInfo& info, bool sweep) {
   report::ParallelOutput out;
   out.gpu_name = s.gpu_name;
+  out.one_gpu_rows_per_step = s.baseline.micro_batch * s.run.accumulation;
   const planner::ParallelContext ctx = parallel_context(s, info, out.link);
   out.baseline = planner::simulate_distributed(corpus, s.baseline, s.run, *s.parallel, ctx, predictor);
   if (!sweep) return out;
@@ -259,16 +262,20 @@ PlanOutput plan_output(const Scenario& s, const planner::Corpus& corpus, const s
   return out;
 }
 
-void write_html(const std::string& path, const PlanOutput& out, const model::StepPredictor& predictor, double limit_gib) {
+void write_html(const std::string& path, const PlanOutput& out, const model::StepPredictor& predictor,
+                const planner::RunSpec& run) {
   ReportInput in;
   in.plan = &out;
   const auto& r = out.result;
-  in.baseline_points =
-      planner::evaluate(planner::build_schedule(*out.corpus, r.baseline.batching), predictor, limit_gib, 400).points;
-  if (!r.recommendations.empty())
-    in.best_points = planner::evaluate(planner::build_schedule(*out.corpus, r.recommendations.front().batching), predictor,
-                                       limit_gib, 400)
-                         .points;
+  planner::RunSpec spec = run;
+  spec.accumulation = r.baseline.accumulation;
+  in.baseline_points = planner::evaluate(planner::build_schedule(*out.corpus, r.baseline.batching), predictor, spec, 400).points;
+  if (!r.recommendations.empty()) {
+    spec.accumulation = r.recommendations.front().accumulation;
+    in.best_points =
+        planner::evaluate(planner::build_schedule(*out.corpus, r.recommendations.front().batching), predictor, spec, 400)
+            .points;
+  }
   write_report(path, in);
 }
 
@@ -324,7 +331,7 @@ void run_plan(const PlanOptions& o) {
     report::write_csv(std::cout, report::plan_table(out));
   else
     report::print_plan_text(std::cout, out);
-  if (!o.report.empty()) write_html(o.report, out, *predictor, s.run.memory_limit_gib());
+  if (!o.report.empty()) write_html(o.report, out, *predictor, s.run);
   check_fail_on(o.fail_on, out);
 }
 
@@ -341,8 +348,14 @@ void add_plan_command(CLI::App& app) {
       "  stepcast plan scenarios/h200-gemma-4-26b-a4b.yaml --corpus my-lengths.csv --max-length 8192 --report plan.html\n"
       "  stepcast plan scenarios/h200-gemma-4-26b-a4b.yaml --pad-to-multiple-of 64 --no-sweep\n"
       "  stepcast plan scenarios/h200-gemma-4-26b-a4b.yaml --fail-on oom,window --format csv > plans.csv\n"
+      "  stepcast plan scenarios/h200-gemma-4-26b-a4b.yaml --gpus 8 --accumulation 1 --no-sweep   # 2 x 1 x 8 = 16 rows a step\n"
+      "  stepcast plan scenarios/h200-gemma-4-26b-a4b.yaml --allocator expandable-segments --fail-on oom\n"
       "  tools/corpus_lengths.py --dataset my.jsonl --tokenizer my-model | stepcast plan S.yaml --corpus -\n"
-      "The first line says FITS or DOES NOT FIT (out of memory, or past the window) for the baseline.\n"
+      "The first line says FITS, AT RISK or DOES NOT FIT (out of memory, or past the window) for the baseline.\n"
+      "Memory: the run's allocated peak micro-batch by micro-batch (weights, adapters, gradients, AdamW's states from\n"
+      "the first optimizer step, the micro-batch's activations, the optimizer step), where it happens and what is live\n"
+      "then; FITS needs the peak's 90 % upper bound inside the card less the CUDA context (the margin in GiB); a plan\n"
+      "that fits only at the point estimate is AT RISK, and --fail-on oom fails on it.\n"
       "Corpus files: one token length per line; CSV with a header (length or num_tokens, optional kept and root,\n"
       "other columns ignored); or JSON Lines (length, num_tokens or input_ids; --length-field names another);\n"
       "any of them gzip-compressed; - reads standard input.\n"
@@ -387,11 +400,15 @@ void add_plan_command(CLI::App& app) {
   cmd->add_option("--save-corpus", opts->save_corpus, "Also write the corpus used (e.g. a synthetic one) as CSV");
   cmd->add_flag("--progress", opts->progress, "Print progress lines even when stderr is not a terminal");
   cmd->add_option("--fail-on", opts->fail_on,
-                  "Exit 1 (after printing) when the baseline runs out of memory (oom), misses the window (window) "
-                  "or truncates tokens (truncation); comma-separated")
+                  "Exit 1 (after printing) when the baseline does not fit in memory at the peak's 90 % upper bound "
+                  "(oom: out of memory or at risk), misses the window (window) or truncates tokens (truncation); "
+                  "comma-separated")
       ->delimiter(',')
       ->check(CLI::IsMember({"oom", "window", "truncation"}));
-  cmd->add_option("--gpus", opts->gpus, "Plan the run on N GPUs of one host (data-parallel; docs/planner.md, Several GPUs)")
+  cmd->add_option("--gpus", opts->gpus,
+                  "Plan the run on N GPUs of one host (data-parallel; docs/planner.md, Several GPUs). --micro-batch and "
+                  "--accumulation are then per rank: a step trains N x micro-batch x accumulation rows (the output "
+                  "says how many, and which --accumulation keeps the one-GPU rows per step)")
       ->check(CLI::Range(1, 1024));
   cmd->add_option("--strategy", opts->strategy, "Several GPUs: ddp, fsdp (full shard) or ep (experts over the GPUs)")
       ->check(CLI::IsMember({"ddp", "fsdp", "ep"}));
@@ -399,6 +416,11 @@ void add_plan_command(CLI::App& app) {
                   "Several GPUs: distributed (torch's DistributedSampler) or length-grouped (the global batch sorted "
                   "by length and dealt to the ranks)")
       ->check(CLI::IsMember({"distributed", "length-grouped"}));
+  cmd->add_option("--allocator", opts->allocator,
+                  "PyTorch's CUDA allocator of the run: default, or expandable-segments "
+                  "(PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True); changes the reserved memory (docs/planner.md, "
+                  "Memory)")
+      ->check(CLI::IsMember({"default", "expandable-segments"}));
   add_format_option(cmd, opts->format, true);
   cmd->callback([opts]() { run_plan(*opts); });
 }

@@ -61,6 +61,7 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 
 // Figures that are durations, sizes, tokens or counts: never negative.
 bool non_negative_key(const std::string& key) {
+  if (key.rfind("margin_", 0) == 0 || key.rfind("missing_", 0) == 0) return false;  // differences (signed_figure_key)
   for (const char* suffix : {"_s", "_gib", "bytes", "tokens", "_count", "launches", "_ns"})
     if (ends_with(key, suffix)) return true;
   for (const char* part : {"params", "flops", "bytes"})
@@ -68,11 +69,12 @@ bool non_negative_key(const std::string& key) {
   return key == "count" || key == "rows" || key == "width" || key == "records";
 }
 
-// Figures that may be negative but never NaN (relative errors, shares).
+// Figures that may be negative but never NaN (relative errors, shares, differences: plan's margin to the card,
+// validate --run's missing memory).
 bool signed_figure_key(const std::string& key) {
   for (const char* suffix : {"_rel", "_pct", "_pp", "percent", "share", "_ratio"})
     if (ends_with(key, suffix)) return true;
-  return false;
+  return key.rfind("margin_", 0) == 0 || key.rfind("missing_", 0) == 0;
 }
 
 // Figures whose null is documented as "not known from this input" rather than a NaN: kernel tables from

@@ -133,6 +133,35 @@ void read_held_out(MapReader& parent, model::HeldOut& h) {
   h.known = true;
 }
 
+// The optional `peak_interval:` block (model/run_memory.hpp PeakInterval): ratios measured / predicted of held-out
+// run micro-batches, 0 < low <= 1 <= high... within 10 (an interval wider than that is not a measurement).
+constexpr double kMaxPeakRatio = 10;
+
+void read_peak_interval(MapReader& parent, std::optional<model::PeakInterval>& out) {
+  if (!parent.has("peak_interval")) return;
+  MapReader section = parent.child("peak_interval");
+  model::PeakInterval p;
+  section.read("low", p.low, true, 0.0, kMaxPeakRatio);
+  section.read("high", p.high, true, 0.0, kMaxPeakRatio);
+  section.read("points", p.points, true, 1);
+  section.read("runs", p.runs, true, 1);
+  section.read("coverage", p.coverage, false, -1e-300, 1.0);
+  section.read("source", p.source, true);
+  if (p.low > p.high)
+    section.problem(section.node("high"), section.path() + ".high = " + std::to_string(p.high) +
+                                              ". Violated constraint: >= low (" + std::to_string(p.low) + ")");
+  section.finish();
+  out = p;
+}
+
+void emit_peak_interval(YAML::Emitter& out, const model::PeakInterval& p) {
+  out << YAML::Key << "peak_interval" << YAML::Value << YAML::Flow << YAML::BeginMap;
+  out << YAML::Key << "low" << YAML::Value << p.low << YAML::Key << "high" << YAML::Value << p.high;
+  out << YAML::Key << "points" << YAML::Value << p.points << YAML::Key << "runs" << YAML::Value << p.runs;
+  if (p.coverage >= 0) out << YAML::Key << "coverage" << YAML::Value << p.coverage;
+  out << YAML::Key << "source" << YAML::Value << YAML::DoubleQuoted << p.source << YAML::EndMap;
+}
+
 }  // namespace
 
 model::Coefficients load_coefficients(const std::string& path) {
@@ -158,6 +187,7 @@ model::Coefficients load_coefficients(const std::string& path) {
   read_held_out(r, c.held_out);
   r.read("step_rms_rel", c.step_rms_rel, false, -1e-300);
   r.read("peak_rms_gib", c.peak_rms_gib, false, -1e-300);
+  read_peak_interval(r, c.peak_interval);
   read_terms(r, "step", model::step_term_names(), c.step);
   read_terms(r, "memory", model::memory_term_names(), c.memory);
   if (r.has("host")) {
@@ -187,6 +217,12 @@ nlohmann::json coefficients_json(const model::Coefficients& c) {
   j["prior"] = c.prior;
   j["step_rms_rel"] = c.step_rms_rel;
   j["peak_rms_gib"] = c.peak_rms_gib;
+  j["peak_interval"] = nullptr;  // no measured whole-run peak error
+  if (c.peak_interval)
+    j["peak_interval"] = {{"low", c.peak_interval->low},       {"high", c.peak_interval->high},
+                          {"points", c.peak_interval->points}, {"runs", c.peak_interval->runs},
+                          {"coverage", c.peak_interval->coverage >= 0 ? nlohmann::json(c.peak_interval->coverage) : nlohmann::json()},
+                          {"source", c.peak_interval->source}};
   j["domain"] = nullptr;  // unknown
   if (c.domain.known)
     for (const auto& [key, field] : kDomainKeys) j["domain"][key] = c.domain.*field;
@@ -247,6 +283,7 @@ std::string coefficients_yaml(const model::Coefficients& c) {
   }
   out << YAML::Key << "step_rms_rel" << YAML::Value << c.step_rms_rel;
   out << YAML::Key << "peak_rms_gib" << YAML::Value << c.peak_rms_gib;
+  if (c.peak_interval) emit_peak_interval(out, *c.peak_interval);
   emit_terms(out, "step", model::step_term_names(), c.step);
   emit_terms(out, "memory", model::memory_term_names(), c.memory);
   out << YAML::Key << "host" << YAML::Value << YAML::BeginMap;

@@ -272,6 +272,9 @@ void read_run(MapReader& top, Scenario& s) {
   read_non_negative(r, "startup_s", s.run.startup_s, true);
   bool cold_start = false;
   if (r.read("cold_start", cold_start, false) && cold_start) add_cold_start(s);
+  std::string allocator;  // PYTORCH_CUDA_ALLOC_CONF: the reserved memory's model (model/allocator.hpp)
+  if (r.read_choice("allocator", allocator, {"default", "expandable-segments"}, false))
+    s.run.allocator = *model::parse_allocator(allocator);
   r.finish();
 }
 

@@ -18,9 +18,9 @@
 //                                            # (file: lengths, CSV or JSON Lines, optionally .gz; io/corpus_io.hpp)
 //   baseline: {policy, micro_batch, accumulation, max_length, bucket_size, seed, pad_to_multiple_of}
 //   run: {epochs, optimizer_step_s, checkpoint_every_steps, checkpoint_save_s, eval_every_steps, eval_s, startup_s,
-//         cold_start}
+//         cold_start, allocator}
 //        (optimizer_step_s absent: the predictor's calibrated optimizer step; cold_start: true adds
-//         kColdKernelCacheS to startup_s)
+//         kColdKernelCacheS to startup_s; allocator: default or expandable-segments, PYTORCH_CUDA_ALLOC_CONF)
 //   window_hours: 13.9
 //   memory_cap_gib: 120                       # optional
 //   sweep: {policies, micro_batches, max_lengths, bucket_sizes, pad_to_multiples, top}

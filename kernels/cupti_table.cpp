@@ -16,6 +16,7 @@
 
 #include "io/json_text.hpp"
 #include "model/errors.hpp"
+#include "model/limits.hpp"
 
 namespace stepcast::kernels {
 namespace {
@@ -111,6 +112,17 @@ CuptiTableHeader parse_header(const json& j, Diagnostics& d, const std::string& 
   return h;
 }
 
+// Bounds on a row's figures (docs/reliability.md, "Bounds on user sizes"): a table holds one profiled step or a
+// few (10^4-10^5 launches on the H200 tables under measurements/records/); 10^12 launches would be 23 days of
+// device time at 2 us each, and limits::kMaxSeconds of device time is 10^18 ns. Both keep the sums over a
+// table's rows inside int64 (checked in parse_cupti_table).
+constexpr int64_t kMaxLaunches = 1'000'000'000'000;
+constexpr int64_t kMaxTotalNs = static_cast<int64_t>(limits::kMaxSeconds * 1e9);
+
+void check_bound(Diagnostics& d, const std::string& at, const char* key, int64_t value, int64_t max) {
+  if (value > max) d.add(at + key + " = " + std::to_string(value) + ". Violated constraint: <= " + std::to_string(max));
+}
+
 CuptiKernelRow parse_row(const json& j, Diagnostics& d, const std::string& at) {
   CuptiKernelRow r;
   take(j, "name", r.name, true, d, at);
@@ -123,6 +135,11 @@ CuptiKernelRow parse_row(const json& j, Diagnostics& d, const std::string& at) {
   take(j, "max_ns", r.max_ns, false, d, at);
   take(j, "short_count", r.short_count, false, d, at);
   take(j, "short_ns", r.short_ns, false, d, at);
+  check_bound(d, at, "count", r.count, kMaxLaunches);
+  check_bound(d, at, "short_count", r.short_count, kMaxLaunches);
+  for (const auto& [key, value] : {std::pair{"total_ns", r.total_ns}, {"min_ns", r.min_ns}, {"max_ns", r.max_ns},
+                                   {"short_ns", r.short_ns}})
+    check_bound(d, at, key, value, kMaxTotalNs);
   if (r.count >= 0 && r.short_count > r.count)
     d.add(at + "short_count = " + std::to_string(r.short_count) + ". Violated constraint: <= count");
   if (r.total_ns >= 0 && r.short_ns > r.total_ns)
@@ -241,8 +258,35 @@ bool looks_like_cupti_table(std::string_view first_bytes) {
   return first_bytes.substr(i, 22) == "\"stepcast_cupti_table\"";
 }
 
+namespace {
+
+// Launches and nanoseconds over the rows read so far: the analysis adds them in int64.
+struct RowSums {
+  int64_t launches = 0;
+  int64_t total_ns = 0;
+  bool refused = false;  // said once
+};
+
+void add_to_sums(const CuptiKernelRow& r, RowSums& sums, Diagnostics& d, const std::string& at) {
+  // A row past its own bounds is reported by parse_row already.
+  if (sums.refused || r.count < 0 || r.total_ns < 0 || r.count > kMaxLaunches || r.total_ns > kMaxTotalNs) return;
+  const auto launches = limits::checked_add(sums.launches, r.count);
+  const auto ns = limits::checked_add(sums.total_ns, r.total_ns);
+  if (launches && ns && *launches <= kMaxLaunches && *ns <= kMaxTotalNs) {
+    sums.launches = *launches;
+    sums.total_ns = *ns;
+    return;
+  }
+  sums.refused = true;
+  d.add(at + "the rows up to this one add up to more than " + std::to_string(kMaxLaunches) + " launches or " +
+        std::to_string(kMaxTotalNs) + " ns. Violated constraint: a table's sums within those bounds");
+}
+
+}  // namespace
+
 CuptiTable parse_cupti_table(std::string_view text, const std::string& source_name) {
   Diagnostics d;
+  RowSums sums;
   CuptiTable t;
   bool have_header = false;
   size_t line_no = 0;
@@ -277,6 +321,7 @@ CuptiTable parse_cupti_table(std::string_view text, const std::string& source_na
       continue;
     }
     t.rows.push_back(parse_row(j, d, at));
+    add_to_sums(t.rows.back(), sums, d, at);
   }
   if (!have_header) d.add(source_name + ":1:1: empty table. Violated constraint: a header line");
   d.throw_if_any();

@@ -18,6 +18,7 @@
 
 #include "kernels/cupti_table.hpp"
 #include "model/errors.hpp"
+#include "model/limits.hpp"
 
 namespace stepcast::kernels {
 namespace {
@@ -32,6 +33,20 @@ struct SyntaxError {
   uint64_t offset;
   std::string what;
 };
+
+// A well-formed number the trace cannot mean (a timestamp of 1e308 us, -Infinity, a duration past any run):
+// refused at its line and column, which the error path counts by reading the file again up to `offset`.
+struct ValueError {
+  uint64_t offset;  // the number's first byte
+  std::string what;
+};
+
+// Bounds on an event's numbers (docs/reliability.md, "Bounds on user sizes"). Kineto writes timestamps in
+// microseconds, since the Unix epoch (~1.7e15) or since the trace began; 1e17 us is 3,170 years. A duration
+// is at most limits::kMaxSeconds; pid and External id are integers that a double holds exactly.
+constexpr double kMaxTimestampUs = 1e17;
+constexpr double kMaxDurationUs = limits::kMaxSeconds * 1e6;
+constexpr double kMaxIdentifier = 9007199254740992.0;  // 2^53
 
 // Bytes of a file, decompressed when it is gzip (zlib reads plain files transparently too).
 class ByteSource {
@@ -313,6 +328,15 @@ class ChromeTraceParser {
       fail("malformed number '" + std::string(tok, n) + "'");
     return first == '-' ? -v : v;
   }
+  // `v`, the value of key_ read from offset `at`, when it is within [-max, max] (so finite); else a ValueError
+  // whose constraint is `what`.
+  double checked(double v, uint64_t at, double max, const char* what) const {
+    if (v >= -max && v <= max) return v;
+    char shown[64];
+    std::snprintf(shown, sizeof shown, "%.15g", v);
+    throw ValueError{at, limits::cut(key_) + " = " + shown + ". Violated constraint: " + what};
+  }
+
   // true, false, null; and NaN, Infinity, -Infinity, which Python's json writes and reads (so a trace
   // that json.load accepts is read here too).
   void read_literal(char first) {
@@ -440,10 +464,11 @@ class ChromeTraceParser {
         if (c == '"' && (key_ == "ph"sv || key_ == "cat"sv || key_ == "name"sv)) {
           read_string(key_ == "ph"sv ? &ph_ : key_ == "cat"sv ? &cat_ : &name_);
         } else if ((c == '-' || (c >= '0' && c <= '9')) && (key_ == "ts"sv || key_ == "dur"sv || key_ == "pid"sv)) {
+          const uint64_t at = offset() - 1;
           const double v = read_number(c);
-          if (key_ == "ts"sv) ts = v;
-          else if (key_ == "dur"sv) dur = v;
-          else pid = static_cast<int64_t>(v);
+          if (key_ == "ts"sv) ts = checked(v, at, kMaxTimestampUs, "a finite timestamp within +-1e17 us");
+          else if (key_ == "dur"sv) dur = checked(v, at, kMaxDurationUs, "a finite duration within +-1e15 us (31 years)");
+          else pid = static_cast<int64_t>(checked(v, at, kMaxIdentifier, "an integer within +-2^53"));
         } else if (c == '{' && key_ == "args"sv && (cat_.empty() || iequals(cat_, "kernel") || is_convolution_op())) {
           parse_args();  // Kineto writes cat and name before args: other host events' large args are skipped unread
         } else {
@@ -471,8 +496,10 @@ class ChromeTraceParser {
       expect(':', "an event's args");
       c = next_nonspace();
       if (c == '"' && key_ == "Collective name"sv) read_string(&collective_);
-      else if ((c == '-' || (c >= '0' && c <= '9')) && (key_ == "External id"sv || key_ == "external id"sv))
-        external_id_ = static_cast<int64_t>(read_number(c));
+      else if ((c == '-' || (c >= '0' && c <= '9')) && (key_ == "External id"sv || key_ == "external id"sv)) {
+        const uint64_t at = offset() - 1;
+        external_id_ = static_cast<int64_t>(checked(read_number(c), at, kMaxIdentifier, "an integer within +-2^53"));
+      }
       else skip_value(c, 4);
       c = next_nonspace();
       if (c == '}') return;
@@ -767,6 +794,28 @@ void refuse_foreign_device(const std::filesystem::path& path, const Shape& s, co
                    ") and no CUDA or ROCm kernels. Violated constraint: a trace with CUDA or ROCm device activity");
 }
 
+// "LINE:COL" (1-based) of byte `offset` of the (decompressed) file: counted on the error path only, by
+// reading the file again, so that the reader's hot loop keeps no line count.
+std::string line_and_column(const std::filesystem::path& path, uint64_t offset) {
+  ByteSource src(path);
+  std::vector<char> buf(kWindowBytes);
+  uint64_t done = 0, line = 1, column = 1;
+  while (done < offset) {
+    const size_t n = src.read(buf.data(), static_cast<size_t>(std::min<uint64_t>(buf.size(), offset - done)), done);
+    if (n == 0) break;
+    for (size_t i = 0; i < n; ++i) {
+      if (buf[i] == '\n') {
+        ++line;
+        column = 1;
+      } else {
+        ++column;
+      }
+    }
+    done += n;
+  }
+  return std::to_string(line) + ":" + std::to_string(column);
+}
+
 }  // namespace
 
 KernelTable read_chrome_trace(const std::filesystem::path& path, const ReadOptions& options) {
@@ -775,6 +824,9 @@ KernelTable read_chrome_trace(const std::filesystem::path& path, const ReadOptio
   ChromeTraceParser parser(src, options.short_threshold_s * 1e6);
   try {
     parser.parse();
+  } catch (const ValueError& e) {
+    throw InputError(path.string() + ":" + line_and_column(path, e.offset) + ": " + e.what + " (byte " +
+                     std::to_string(e.offset) + (path.extension() == ".gz" ? " of the decompressed stream" : "") + ")");
   } catch (const SyntaxError& e) {
     if (e.offset == 0 && e.what.find("found '<'") != std::string::npos)
       throw InputError(path.string() + ": an HTML or XML file (a memory timeline exported as .html?), not a profiler "

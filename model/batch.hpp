@@ -6,6 +6,8 @@
 #include <span>
 #include <vector>
 
+#include "model/run_memory.hpp"
+
 namespace stepcast::model {
 
 // How the documents of a packed row meet in attention (docs/planner.md "Packing"):
@@ -74,6 +76,15 @@ class StepPredictor {
   // Seconds of one optimizer step (gradient clipping, AdamW over the trainable parameters, zero_grad).
   // 0 when unknown.
   virtual double optimizer_step_s() const { return 0; }
+  // A micro-batch's memory in parts (model/run_memory.hpp); the default itemises nothing: the whole peak is the
+  // micro-batch's own.
+  virtual MemoryParts memory_parts(const MicroBatch& batch) const { return {peak_gib(batch), 0, 0}; }
+  // What a run holds besides its micro-batches under `allocator`; the default knows none of it.
+  virtual RunMemory run_memory(Allocator allocator) const {
+    RunMemory r;
+    r.allocator = allocator;
+    return r;
+  }
 };
 
 // The key a kernel-plan cache sees: rows x padded width (packed rows are max_length wide).

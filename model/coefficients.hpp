@@ -3,11 +3,13 @@
 // itself (standard errors, which terms were chosen and why). Read and written by cli/coefficients_io.
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "model/features.hpp"
 #include "model/intervals.hpp"
+#include "model/run_memory.hpp"
 
 namespace stepcast::model {
 
@@ -72,6 +74,9 @@ struct Coefficients {
   std::array<Term, kRunTerms> run{};
   double step_rms_rel = 0;     // root mean square of the relative step residuals
   double peak_rms_gib = 0;
+  // The 90 % interval on a run's allocated peak from held-out recorded runs (calibrate/fit_run_memory.cpp); absent:
+  // the file has no measured whole-run peak error.
+  std::optional<PeakInterval> peak_interval;
 };
 
 }  // namespace stepcast::model

@@ -24,7 +24,8 @@ static_assert(kStepTermTable[kGemm].name == "gemm_s_per_tflop" && kStepTermTable
                   kStepTermTable[kAttentionMasked].name == "attention_masked_s_per_tflop" &&
                   kStepTermTable[kMaskBytes].name == "mask_s_per_gb",
               "kStepTermTable rows follow StepTerm");
-static_assert(kMemoryTermTable[kMemToken].name == "token_kib" && kMemoryTermTable[kMemScore].name == "score_bytes_per_element",
+static_assert(kMemoryTermTable[kMemToken].name == "token_kib" && kMemoryTermTable[kMemScore].name == "score_bytes_per_element" &&
+                  kMemoryTermTable[kMemRunToken].name == "run_token_kib" && kMemoryTermTable[kMemContext].name == "context_gib",
               "kMemoryTermTable rows follow MemoryTerm");
 
 namespace {
@@ -149,6 +150,8 @@ void FeatureMaker::set_memory_rates(const ModelShape& shape, const ModuleTable& 
   const ArchitectureMemoryRates rates = architecture_rates(shape, modules, setup);
   weights_gib_ = rates.weight_bytes / kGiB;
   lora_gib_ = rates.trainable_bytes / kGiB;
+  trainable_ = {rates.trainable_param_bytes / kGiB, rates.gradient_bytes / kGiB, rates.optimizer_state_bytes / kGiB,
+                rates.trained_fp32_bytes / kGiB};
   activation_bytes_per_token_ = rates.step_bytes_per_token();
   mask_bytes_ = rates.mask_bytes;
 }
@@ -303,6 +306,17 @@ std::vector<PaddedShare> padded_shares(const FeatureMaker& f, const MicroBatch& 
   out.push_back({std::string(kStepTermTable[kMaskBytes].name), all.x[kMaskBytes],
                  std::max(0.0, all.x[kMaskBytes] - own.x[kMaskBytes])});
   return out;
+}
+
+MemoryFeatures FeatureMaker::memory(const MicroBatch& batch, const RunPosition& at) const {
+  MemoryFeatures m = memory(batch);
+  if (!at.in_run) return m;
+  // The state of model/run_memory.hpp RunMemory::state_gib: AdamW's states only once a step has made them.
+  m.base_gib = weights_gib_ + trainable_.params + trainable_.gradients +
+               (at.after_optimizer_step ? trainable_.optimizer_states : 0.0);
+  m.y[kMemRunToken] = m.y[kMemToken];
+  if (at.first_seen) m.y[kMemFirstSeenToken] = m.y[kMemToken];
+  return m;
 }
 
 }  // namespace stepcast::model

@@ -51,6 +51,12 @@
 //   y_token = R*W KiB and y_mask = R*W*W*masks bytes (the per-token and mask terms of coefficient files written
 //   before the architecture model: optional corrections now), y_score = R*heads*W*W bytes summed over math
 //   layers (materialised scores kept for backward).
+// A run's micro-batch (model/run_memory.hpp RunPosition) has a base of the state alive then (AdamW's states
+// only after the first optimizer step) and two more linear terms: y_run_token = R*W KiB on every micro-batch of
+// a run, y_first_seen_token = R*W KiB on one whose shape is new to the process (what a run holds that a
+// repeated probe step does not; docs/method.md, "Memory of a run"). The rest of the memory table prices other
+// peaks than a micro-batch's allocated one: the optimizer step's temporaries (y = the trained parameters' fp32
+// GiB), the reserved memory's fragmentation share under each allocator, and the CUDA context (1 GiB).
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -59,6 +65,7 @@
 #include <vector>
 
 #include "model/batch.hpp"
+#include "model/run_memory.hpp"
 #include "model/shape.hpp"
 #include "model/tiers.hpp"
 
@@ -70,13 +77,23 @@ enum StepTerm : int {
   kAttentionMasked, kAttentionEfficientMasked, kMaskBytes,     // the explicit-mask path (docs/families.md)
   kStepTerms
 };
-enum MemoryTerm : int { kMemFixed = 0, kMemToken, kMemMask, kMemScore, kMemActivation, kMemoryTerms };
+enum MemoryTerm : int {
+  kMemFixed = 0, kMemToken, kMemMask, kMemScore, kMemActivation,
+  kMemRunToken, kMemFirstSeenToken,                   // a run's micro-batches (allocated)
+  kMemOptimizerTransient,                             // the optimizer step's peak (allocated)
+  kMemFragmentation, kMemExpandableFragmentation,     // reserved, by allocator
+  kMemContext,                                        // the card, outside the allocator
+  kMemoryTerms
+};
 
-// How a term enters the step time (the formulas above).
+// How a term enters the step time or the memory (the formulas above).
 enum class TermForm : uint8_t {
-  linear,         // c * x on the device side (every memory term is linear)
+  linear,         // c * x on the device side; a memory term: in a micro-batch's allocated peak
   expert_stream,  // max(0, c * B - c_gemm * F_exp) on the device side: the expert weight-streaming floor
   host,           // c * x on the host side of the smooth maximum (not linear in the step: no rank test)
+  optimizer_peak,  // memory: in the optimizer step's allocated peak only (calibrate/fit_run_memory.cpp)
+  reserved,        // memory: in the reserved peak only (planner/memory_timeline.hpp)
+  device,          // memory: on the card beside the allocator's reserved memory
 };
 
 // Which terms the fit always estimates and which ones it may hold at 0 (calibrate/select.hpp).
@@ -141,6 +158,20 @@ inline constexpr std::array<TermSpec, kMemoryTerms> kMemoryTermTable{{
     {"score_bytes_per_element", "bytes/element", "R*heads*W*W bytes over math layers (as GiB)", TermRole::optional},
     {"activation_scale", "1", "architecture activations GiB (model/memory.hpp)", TermRole::core, TermForm::linear,
      0.0, true, false},
+    // Files written before recorded runs had memory lack the rows below: read as not selected (docs/method.md,
+    // "Memory of a run"). None takes a prior: a few runs pin them, and no shipped file carries them yet.
+    {"run_token_kib", "KiB/token", "R*W KiB on a run's micro-batches", TermRole::optional, TermForm::linear, 0.0, false,
+     false},
+    {"first_seen_token_kib", "KiB/token", "R*W KiB on a run's micro-batch of a shape new to the process",
+     TermRole::optional, TermForm::linear, 0.0, false, false},
+    {"optimizer_transient_scale", "1", "GiB of the trained parameters in fp32, at the optimizer step's peak",
+     TermRole::optional, TermForm::optimizer_peak, 0.0, false, false},
+    {"fragmentation_share", "1", "GiB of the largest earlier working set left cached (default allocator)",
+     TermRole::optional, TermForm::reserved, 0.0, false, false},
+    {"expandable_fragmentation_share", "1", "the same under expandable_segments:True", TermRole::optional,
+     TermForm::reserved, 0.0, false, false},
+    {"context_gib", "GiB", "1 GiB: CUDA context and libraries outside the allocator", TermRole::optional,
+     TermForm::device, 0.0, false, false},
 }};
 
 // Names as they appear in coefficient files, with the unit of the coefficient (from the tables above).
@@ -157,6 +188,16 @@ struct StepFeatures {
 struct MemoryFeatures {
   double base_gib = 0;                   // from the shape, not fitted
   std::array<double, kMemoryTerms> y{};  // units in the header comment
+};
+
+// The GiB of what trains, split by lifetime (model/run_memory.hpp RunMemory): LoRA's fp32 adapters, their
+// gradients and AdamW's two states, or under full fine-tuning gradients and states in the weights' dtype.
+struct TrainableGib {
+  double params = 0;     // 0 under full fine-tuning (the weights are the parameters)
+  double gradients = 0;
+  double optimizer_states = 0;
+  double fp32 = 0;       // the trained parameters in fp32: the optimizer step's temporaries scale with it
+  double total() const { return params + gradients + optimizer_states; }
 };
 
 // Device seconds of the terms `terms` (any table that starts with the StepTerm rows, so that c[kExpertGemm] is
@@ -240,6 +281,8 @@ class FeatureMaker {
   // Kernel launches of one step of this tier (0: unknown, the host term is off).
   void set_launches_per_step(double launches) { launches_k_ = launches / 1000.0; }
   MemoryFeatures memory(const MicroBatch& batch) const;
+  // A micro-batch at `at` in a run: the state alive then as its base, and the run-only terms' features.
+  MemoryFeatures memory(const MicroBatch& batch, const RunPosition& at) const;
   // True when every layer of `batch` runs a varlen kernel (flash / CUTLASS efficient with the documents'
   // offsets): such kernels take the lengths as data and build no plan per shape, so a new rows x width costs
   // no first-seen time (measured: docs/planner.md "Packing, measured").
@@ -249,6 +292,7 @@ class FeatureMaker {
   double base_gib() const { return weights_gib_ + lora_gib_; }
   double weights_gib() const { return weights_gib_; }
   double lora_gib() const { return lora_gib_; }  // what trains (fp32 adapters, their gradients, AdamW states)
+  const TrainableGib& trainable() const { return trainable_; }
 
   struct LayerType {
     AttentionSpec spec;
@@ -286,6 +330,7 @@ class FeatureMaker {
   double mask_passes_ = 1;  // forwards that build and convert the masks: 1, +1 recomputing
   double weights_gib_ = 0;
   double lora_gib_ = 0;
+  TrainableGib trainable_;
   double activation_bytes_per_token_ = 0;  // architecture_rates: saved inputs + max(logits, working set)
   double mask_bytes_ = 0;                  // architecture_rates: per element of an explicit mask
   double launches_k_ = 0;

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "model/counts.hpp"
+#include "model/modules.hpp"
 #include "model/errors.hpp"
 
 namespace stepcast::model {
@@ -105,12 +106,19 @@ ArchitectureMemoryRates architecture_rates(const ModelShape& shape, const Module
   r.full = setup.full || setup.lora_rank == 0;
   if (r.full) {
     // Gradients and AdamW's two moments in the weights' dtype (torch.optim.AdamW keeps them like the parameter).
-    r.trainable_bytes = 3.0 * r.weight_bytes;
+    r.gradient_bytes = r.weight_bytes;
+    r.optimizer_state_bytes = 2.0 * r.weight_bytes;
+    r.trained_fp32_bytes = 4.0 * static_cast<double>(count_params(shape).total);
   } else {
     const auto targets = setup.lora_targets.empty() ? default_lora_targets(modules) : setup.lora_targets;
     // fp32 adapters: the parameter, its gradient and AdamW's two moments, 4 bytes each.
-    r.trainable_bytes = 16.0 * static_cast<double>(plan_lora(modules, targets, setup.lora_rank).params);
+    const double params = static_cast<double>(plan_lora(modules, targets, setup.lora_rank).params);
+    r.trainable_param_bytes = 4.0 * params;
+    r.gradient_bytes = 4.0 * params;
+    r.optimizer_state_bytes = 8.0 * params;
+    r.trained_fp32_bytes = 4.0 * params;
   }
+  r.trainable_bytes = r.trainable_param_bytes + r.gradient_bytes + r.optimizer_state_bytes;
   const double act = static_cast<double>(setup.activation_bytes);
   r.saved_bytes_per_token = static_cast<double>(shape.num_layers() * shape.hidden_size) * act;
   const double vocab = static_cast<double>(shape.head == Head::lm_head ? shape.vocab_size : shape.num_labels);
@@ -120,6 +128,30 @@ ArchitectureMemoryRates architecture_rates(const ModelShape& shape, const Module
   r.working_set_bytes_per_token = layer_working_set_bytes(shape, setup.activation_bytes);
   r.mask_bytes = c.mask_bytes;
   return r;
+}
+
+std::vector<int64_t> persistent_tensor_bytes(const ModelShape& shape, const TrainingSetup& setup) {
+  const int64_t dtype = dtype_bytes(shape.dtype);
+  const bool full = setup.full || setup.lora_rank == 0;
+  const auto targets = setup.lora_targets.empty() ? default_lora_targets(shape) : setup.lora_targets;
+  std::vector<int64_t> weights, trained;
+  for (const Module& m : expand_modules(shape)) {
+    weights.push_back(m.weight_params() * dtype);
+    if (m.bias_params() > 0) weights.push_back(m.bias_params() * dtype);
+    if (full) {
+      trained.push_back(m.weight_params() * dtype);
+      if (m.bias_params() > 0) trained.push_back(m.bias_params() * dtype);
+    } else if (m.kind == ModuleKind::linear &&
+               std::find(targets.begin(), targets.end(), m.short_name) != targets.end()) {
+      trained.push_back(setup.lora_rank * m.in_features * 4);   // lora_A [r, in], fp32
+      trained.push_back(m.out_features * setup.lora_rank * 4);  // lora_B [out, r], fp32
+    }
+  }
+  std::vector<int64_t> all = weights;
+  if (!full) all.insert(all.end(), trained.begin(), trained.end());  // the adapters themselves
+  all.insert(all.end(), trained.begin(), trained.end());              // their gradients
+  for (int state = 0; state < 2; ++state) all.insert(all.end(), trained.begin(), trained.end());  // exp_avg, exp_avg_sq
+  return all;
 }
 
 MemoryTable architecture_memory(const ModelShape& shape, const TrainingSetup& setup, int64_t rows, int64_t width,

@@ -63,6 +63,10 @@ struct ArchitectureMemoryConstants {
 struct ArchitectureMemoryRates {
   double weight_bytes = 0;           // every parameter in the config's dtype
   double trainable_bytes = 0;        // LoRA fp32 state, or full fine-tuning's gradients and AdamW states
+  double trainable_param_bytes = 0;  // of which: LoRA's fp32 adapters (0 under full fine-tuning)
+  double gradient_bytes = 0;         //           one copy of the trained parameters' gradients
+  double optimizer_state_bytes = 0;  //           AdamW's two moments
+  double trained_fp32_bytes = 0;     // the trained parameters at 4 bytes each
   bool full = false;
   double saved_bytes_per_token = 0;  // every layer's saved input
   double logits_bytes_per_token = 0;
@@ -84,6 +88,12 @@ ArchitectureMemoryRates architecture_rates(const ModelShape& shape, const Traini
 // shared-expert intermediates), and the explicit masks.
 MemoryTable architecture_memory(const ModelShape& shape, const TrainingSetup& setup, int64_t rows, int64_t width,
                                 const ArchitectureMemoryConstants& constants = {});
+
+// Bytes of every tensor a run keeps from start to end, in the order a run allocates them: the weights (model
+// build), the adapters (the LoRA wrap), their gradients (the first backward) and AdamW's two states (the first
+// optimizer step); under full fine-tuning, gradients and states shaped like the weights. For the allocator's
+// footprint (model/allocator.hpp).
+std::vector<int64_t> persistent_tensor_bytes(const ModelShape& shape, const TrainingSetup& setup);
 
 // Bytes per token of one decoder layer's recompute working set (the largest layer of the shape).
 double layer_working_set_bytes(const ModelShape& shape, int64_t activation_bytes);

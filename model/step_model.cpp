@@ -1,9 +1,28 @@
 #include "model/step_model.hpp"
 
+#include "model/allocator.hpp"
+
 namespace stepcast::model {
 
 StepModel::StepModel(const ModelShape& shape, const Coefficients& coefficients, const GpuInfo& gpu)
     : StepModel(shape, coefficients, gpu, LoraChoice{coefficients.lora_rank, {}}) {}
+
+namespace {
+
+constexpr double kGiB = 1073741824.0;
+
+// What the caching allocator reserves beyond the persistent tensors' bytes, GiB, for one allocator mode.
+double persistent_rounding_gib(const ModelShape& shape, const LoraChoice& lora, Allocator allocator) {
+  TrainingSetup setup;
+  setup.lora_rank = lora.rank;
+  setup.lora_targets = lora.targets;
+  const std::vector<int64_t> tensors = persistent_tensor_bytes(shape, setup);
+  double bytes = 0;
+  for (int64_t b : tensors) bytes += static_cast<double>(b);
+  return (static_cast<double>(persistent_footprint(tensors, allocator).reserved) - bytes) / kGiB;
+}
+
+}  // namespace
 
 StepModel::StepModel(const ModelShape& shape, const Coefficients& coefficients, const GpuInfo& gpu, const LoraChoice& lora)
     : StepModel(shape, expand_modules(shape), coefficients, gpu, lora) {}
@@ -15,6 +34,8 @@ StepModel::StepModel(const ModelShape& shape, const ModuleTable& modules, const 
   for (int i = 0; i < kMemoryTerms; ++i) m_[i] = coefficients.memory[i].selected ? coefficients.memory[i].value : 0.0;
   for (int i = 0; i < kRunTerms; ++i) run_[i] = coefficients.run[i].selected ? coefficients.run[i].value : 0.0;
   features_.set_launches_per_step(coefficients.launches_per_step);
+  for (Allocator a : {Allocator::caching, Allocator::expandable_segments})
+    persistent_rounding_gib_[static_cast<size_t>(a)] = persistent_rounding_gib(shape, lora, a);
 }
 
 StepModel::StepModel(const ModelShape& shape, const Coefficients& coefficients)
@@ -43,6 +64,41 @@ double StepModel::peak_gib(const MicroBatch& batch) const {
   double peak = y.base_gib;
   for (int i = 0; i < kMemoryTerms; ++i) peak += m_[i] * y.y[i];
   return peak;
+}
+
+MemoryParts StepModel::memory_parts(const MicroBatch& batch) const {
+  const MemoryFeatures y = features_.memory(batch);
+  MemoryParts p;
+  for (int i = 0; i < kMemoryTerms; ++i)
+    if (kMemoryTermTable[i].form == TermForm::linear && i != kMemFixed) p.step_gib += m_[i] * y.y[i];
+  // The run-only per-token terms (zero in a probe's features) on the micro-batch's processed tokens.
+  p.run_gib = m_[kMemRunToken] * y.y[kMemToken];
+  p.first_seen_gib = m_[kMemFirstSeenToken] * y.y[kMemToken];
+  return p;
+}
+
+RunMemory StepModel::run_memory(Allocator allocator) const {
+  const TrainableGib& t = features_.trainable();
+  const auto selected = [&](MemoryTerm term) { return coefficients_.memory[term].selected; };
+  RunMemory r;
+  r.itemised = true;
+  r.allocator = allocator;
+  r.weights_gib = features_.weights_gib();
+  r.trainable_gib = t.params;
+  r.gradients_gib = t.gradients;
+  r.optimizer_state_gib = t.optimizer_states;
+  r.fixed_gib = m_[kMemFixed];
+  // Temporaries of clip_grad_norm_ and AdamW's foreach update, per byte of the trained parameters in fp32.
+  r.optimizer_transient_gib = m_[kMemOptimizerTransient] * t.fp32;
+  r.optimizer_transient_known = selected(kMemOptimizerTransient);
+  r.persistent_rounding_gib = persistent_rounding_gib_[static_cast<size_t>(allocator)];
+  const MemoryTerm share = allocator == Allocator::caching ? kMemFragmentation : kMemExpandableFragmentation;
+  r.fragmentation_share = m_[share];
+  r.fragmentation_known = selected(share);
+  r.context_gib = m_[kMemContext];
+  r.context_known = selected(kMemContext);
+  r.interval = coefficients_.peak_interval;
+  return r;
 }
 
 MemoryTable StepModel::memory_table(const MicroBatch& batch) const {

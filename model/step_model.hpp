@@ -24,6 +24,8 @@ class StepModel : public StepPredictor {
   double first_seen_s(const MicroBatch& batch) const override;
   double run_start_s() const override;
   double optimizer_step_s() const override;
+  MemoryParts memory_parts(const MicroBatch& batch) const override;
+  RunMemory run_memory(Allocator allocator) const override;
 
   // Which side bounds a micro-batch: the two sides apart and their smooth maximum (step_s).
   using Sides = StepSides;
@@ -40,6 +42,8 @@ class StepModel : public StepPredictor {
   std::array<double, kStepTerms> c_{};
   std::array<double, kMemoryTerms> m_{};
   std::array<double, kRunTerms> run_{};
+  // Segments the allocator reserves for the persistent tensors beyond their bytes, by Allocator (model/allocator.hpp).
+  std::array<double, 2> persistent_rounding_gib_{};
 };
 
 }  // namespace stepcast::model

@@ -143,6 +143,8 @@ Transfer transfer_coefficients(const Coefficients& c, const TransferAsk& ask, bo
     const bool launches_known = ask.source_launches > 0 && ask.target_launches > 0;
     if (launches_known) t.changes.back() += carry_to_launches(t.coefficients, ask.source_launches, ask.target_launches);
     t.changes.back() += carry_activations_to_architecture(t.coefficients);
+    for (MemoryTerm run_only : {kMemRunToken, kMemFirstSeenToken})  // the source model's bytes per token, too
+      t.coefficients.memory[run_only] = {0.0, 0.0, false, "not carried: the source model's bytes per token (model transfer)"};
     t.transfer_half_width += held_out_error(launches_known ? kModelTransfer : kModelTransferNoLaunches);
   }
   if (t.gpu.name != from.name) {
@@ -171,6 +173,10 @@ Transfer transfer_coefficients(const Coefficients& c, const TransferAsk& ask, bo
       t.changes.back() += "; math layers at the fused-attention rate (a lower bound)";
     }
   }
+  // The peak interval was measured on the source's runs: it does not travel (the plan is then at risk). The CUDA
+  // context is the source GPU's and driver's (docs/method.md, "Memory of a run").
+  if (t.provenance.size() > 0) t.coefficients.peak_interval.reset();
+  if (t.gpu.name != from.name) t.coefficients.memory[kMemContext] = {0, 0, false, "not carried: the source GPU's context"};
   if (!mismatches.empty() && !allowed) {
     std::string what;
     for (const auto& m : mismatches) what += (what.empty() ? "" : ", ") + m;

@@ -63,14 +63,23 @@ struct RankCharges {
   std::vector<double> comm_s;       // per micro-batch: those added seconds
   double one_off_s = 0;             // first-seen and run-start seconds
   double peak_gib = -1e300;         // the strategy's delta may take it below 0 for a tiny predictor
+  double reserved_peak_gib = 0;
+  int64_t cache_releases = 0;
   int64_t real_tokens = 0, processed_tokens = 0;
 };
 
+// The rank's micro-batches in order: their step costs, and their memory through the one-GPU timeline plus the
+// strategy's change of the rank's memory (model/parallel.hpp).
 RankCharges charge_rank(const std::vector<model::MicroBatch>& batches, const model::StepPredictor& predictor,
-                        const model::ParallelConfig& config, const ParallelContext& context) {
+                        const model::ParallelConfig& config, const ParallelContext& context, const RunSpec& run,
+                        const model::RunMemory& memory, int64_t accumulation) {
   RankCharges c;
   RunCharger charger(predictor);
-  for (const auto& b : batches) {
+  const double usable = run.memory_limit_gib() - (memory.context_known ? memory.context_gib : 0.0);
+  MemoryTimeline timeline(memory, accumulation, run.epochs, usable);
+  const auto n = static_cast<int64_t>(batches.size());
+  for (int64_t i = 0; i < n; ++i) {
+    const model::MicroBatch& b = batches[static_cast<size_t>(i)];
     const BatchCharge charge = charger.next(b);
     const int64_t tokens = b.padded_tokens();
     const double comm = model::micro_batch_comm(config, context.workload, model::split_step(charge.step_s, tokens),
@@ -78,10 +87,15 @@ RankCharges charge_rank(const std::vector<model::MicroBatch>& batches, const mod
     c.step_s.push_back(charge.step_s + comm);
     c.comm_s.push_back(comm);
     c.one_off_s += charge.first_seen_s + charge.run_start_s;
-    c.peak_gib = std::max(c.peak_gib, predictor.peak_gib(b) + model::rank_memory(config, context.workload, tokens).delta_gib());
+    timeline.add(b, predictor.memory_parts(b), charge.new_shape,
+                 model::rank_memory(config, context.workload, tokens).delta_gib());
+    if ((i + 1) % accumulation == 0 || i + 1 == n) timeline.optimizer_step();
     c.real_tokens += b.real_tokens();
     c.processed_tokens += tokens;
   }
+  if (n > 0) c.peak_gib = timeline.peak_gib();
+  c.reserved_peak_gib = timeline.reserved_peak_gib();
+  c.cache_releases = timeline.cache_releases();
   return c;
 }
 
@@ -156,19 +170,26 @@ DistributedPlan simulate_distributed(const Corpus& corpus, const BatchingSpec& b
                                 ? distributed_batches(corpus, batching, parallel.gpus)
                                 : length_grouped_batches(corpus, batching, parallel.gpus, accumulation, predictor);
   const model::ParallelConfig config{parallel.strategy, parallel.gpus, 0, context.overlap_slowdown, model::kBucketBytes};
+  const model::RunMemory memory = predictor.run_memory(run.allocator);
   std::vector<RankCharges> charges;
-  for (const auto& batches : ranks) charges.push_back(charge_rank(batches, predictor, config, context));
+  for (const auto& batches : ranks)
+    charges.push_back(charge_rank(batches, predictor, config, context, run, memory, accumulation));
 
   DistributedPlan p;
   p.parallel = parallel;
+  p.micro_batch = batching.micro_batch;
   p.accumulation = accumulation;
   p.memory_limit_gib = run.memory_limit_gib();
-  int64_t windows = 0, real = 0, processed = 0;
+  int64_t windows = 0, real = 0, processed = 0, releases = 0;
   p.peak_gib = -1e300;
   for (const auto& c : charges) {
     windows = std::max(windows, optimizer_steps(static_cast<int64_t>(c.step_s.size()), accumulation));
     p.first_seen_s = std::max(p.first_seen_s, c.one_off_s);
-    p.peak_gib = std::max(p.peak_gib, c.peak_gib);
+    if (c.peak_gib > p.peak_gib) {
+      p.peak_gib = c.peak_gib;
+      p.reserved_peak_gib = c.reserved_peak_gib;
+      releases = c.cache_releases;
+    }
     real += c.real_tokens;
     processed += c.processed_tokens;
   }
@@ -215,7 +236,8 @@ DistributedPlan simulate_distributed(const Corpus& corpus, const BatchingSpec& b
   const double evals = run.eval_every_steps > 0 ? static_cast<double>(p.steps / run.eval_every_steps) * run.eval_s : 0;
   p.wall_clock_s = run.startup_s + epochs * epoch_s + p.first_seen_s + checkpoints + evals;
   p.gpu_hours = p.wall_clock_s * static_cast<double>(parallel.gpus) / 3600.0;
-  p.fits_memory = p.peak_gib <= p.memory_limit_gib || p.memory_limit_gib <= 0;
+  p.memory = judge_memory(p.peak_gib, p.reserved_peak_gib, releases, memory, p.memory_limit_gib);
+  p.fits_memory = p.memory.verdict == MemoryVerdict::fits;
   p.fits_window = run.window_hours <= 0 || p.wall_clock_s <= run.window_hours * 3600.0;
   return p;
 }
@@ -241,7 +263,7 @@ ParallelSweep sweep_parallel(const Corpus& corpus, const BatchingSpec& batching,
     }
   }
   std::stable_sort(sweep.plans.begin(), sweep.plans.end(), [](const DistributedPlan& a, const DistributedPlan& b) {
-    if (a.fits_memory != b.fits_memory) return a.fits_memory;
+    if (a.memory.verdict != b.memory.verdict) return a.memory.verdict < b.memory.verdict;
     return a.wall_clock_s < b.wall_clock_s;
   });
   return sweep;
@@ -249,7 +271,7 @@ ParallelSweep sweep_parallel(const Corpus& corpus, const BatchingSpec& batching,
 
 std::vector<DistributedPlan> rank_by_gpu_hours(std::vector<DistributedPlan> plans) {
   std::stable_sort(plans.begin(), plans.end(), [](const DistributedPlan& a, const DistributedPlan& b) {
-    if (a.fits_memory != b.fits_memory) return a.fits_memory;
+    if (a.memory.verdict != b.memory.verdict) return a.memory.verdict < b.memory.verdict;
     return a.gpu_hours < b.gpu_hours;
   });
   return plans;

@@ -31,6 +31,7 @@
 #include "model/parallel.hpp"
 #include "planner/batching.hpp"
 #include "planner/corpus.hpp"
+#include "planner/memory_timeline.hpp"
 #include "planner/simulate.hpp"
 
 namespace stepcast::planner {
@@ -66,9 +67,14 @@ RankBatches distributed_batches(const Corpus& corpus, const BatchingSpec& batchi
 RankBatches length_grouped_batches(const Corpus& corpus, const BatchingSpec& batching, int64_t ranks,
                                    int64_t accumulation, const model::StepPredictor& predictor);
 
+// micro_batch and accumulation are per rank (torchrun's per_device_train_batch_size and
+// gradient_accumulation_steps): one optimizer step trains gpus x micro_batch x accumulation rows
+// (docs/planner.md, "Several GPUs").
 struct DistributedPlan {
   ParallelSpec parallel;
+  int64_t micro_batch = 1;        // rows per micro-batch per rank
   int64_t accumulation = 1;       // micro-batches per rank per optimizer step
+  int64_t rows_per_step() const { return parallel.gpus * micro_batch * accumulation; }
   int64_t steps = 0;              // optimizer steps, whole run
   double wall_clock_s = 0;
   double gpu_hours = 0;
@@ -81,9 +87,11 @@ struct DistributedPlan {
   double straggler_per_step_s = 0;  // mean over steps
   double mean_step_s = 0;         // wall-clock seconds per optimizer step, mean (collectives included)
   double padding_fraction = 0;    // over every rank's micro-batches
-  double peak_gib = 0;            // per-rank peak: one-GPU peak of its largest micro-batch + the strategy's delta
+  double peak_gib = 0;            // per-rank allocated peak: the rank's memory timeline + the strategy's delta
   double memory_limit_gib = 0;
-  bool fits_memory = true;
+  double reserved_peak_gib = 0;   // the largest rank's
+  MemoryJudgement memory;         // of the rank with the highest peak
+  bool fits_memory = true;        // memory.verdict == fits
   bool fits_window = true;
 };
 

@@ -4,27 +4,31 @@
 
 namespace stepcast::planner {
 
-BatchCosts evaluate(const Schedule& schedule, const model::StepPredictor& predictor, double memory_limit_gib,
+BatchCosts evaluate(const Schedule& schedule, const model::StepPredictor& predictor, const RunSpec& run,
                     int64_t max_points) {
   BatchCosts c;
+  c.run_memory = predictor.run_memory(run.allocator);
+  const model::RunMemory& memory = c.run_memory;
+  const double limit = run.memory_limit_gib();
+  const double usable = limit - (memory.context_known ? memory.context_gib : 0.0);
+  const double rounding = memory.itemised ? memory.persistent_rounding_gib : 0.0;
+  MemoryTimeline timeline(memory, run.accumulation, run.epochs, usable);
   model::MicroBatch batch;
   RunCharger charger(predictor);
   const int64_t n = schedule.num_batches();
   const int64_t stride = max_points > 0 ? std::max<int64_t>(1, n / max_points) : 0;
+  const int64_t accumulation = std::max<int64_t>(1, run.accumulation);
   for (int64_t b = 0; b < n; ++b) {
     schedule.fill(b, batch);
     const BatchCharge charge = charger.next(batch);
     const double step_s = charge.step_s;
-    const double peak_gib = predictor.peak_gib(batch);
+    const double peak_gib = timeline.add(batch, predictor.memory_parts(batch), charge.new_shape);
+    if ((b + 1) % accumulation == 0 || b + 1 == n) timeline.optimizer_step();
     c.compute_s += step_s;
     c.first_seen_s += charge.first_seen_s;
     c.run_start_s += charge.run_start_s;
     c.host_bound += charge.host_bound ? 1 : 0;
-    if (peak_gib > c.peak_gib || c.peak_batch < 0) {
-      c.peak_gib = peak_gib;
-      c.peak_batch = b;
-    }
-    if (c.first_oom_batch < 0 && peak_gib > memory_limit_gib) {
+    if (c.first_oom_batch < 0 && limit > 0 && peak_gib + rounding > usable) {
       c.first_oom_batch = b;
       c.first_oom_peak_gib = peak_gib;
     }
@@ -32,6 +36,11 @@ BatchCosts evaluate(const Schedule& schedule, const model::StepPredictor& predic
       c.points.push_back({batch.num_rows(), batch.width, batch.real_tokens(), step_s, peak_gib});
   }
   c.distinct_shapes = charger.distinct_shapes();
+  c.memory_peak = timeline.peak();
+  c.peak_gib = c.memory_peak.allocated_gib;
+  c.peak_batch = c.memory_peak.micro_batch;
+  c.reserved_peak_gib = timeline.reserved_peak_gib();
+  c.cache_releases = timeline.cache_releases();
   return c;
 }
 
@@ -84,12 +93,18 @@ PlanResult assemble(const Corpus& corpus, const Schedule& schedule, const Batchi
   p.wall_clock_s = p.startup_s + p.compute_s + p.first_seen_s + p.run_start_s + p.optimizer_s + p.checkpoint_s + p.eval_s;
   p.peak_gib = costs.peak_gib;
   p.memory_limit_gib = run.memory_limit_gib();
+  p.memory_peak = costs.memory_peak;
+  p.reserved_peak_gib = costs.reserved_peak_gib;
+  p.cache_releases = costs.cache_releases;
+  p.allocator = run.allocator;
+  p.memory = judge_memory(costs.peak_gib, costs.reserved_peak_gib, costs.cache_releases, costs.run_memory,
+                          p.memory_limit_gib);
+  p.fits_memory = p.memory.verdict == MemoryVerdict::fits;
   if (costs.first_oom_batch >= 0) {
-    p.fits_memory = false;
     const auto b = static_cast<size_t>(costs.first_oom_batch);
     p.oom = OutOfMemory{costs.first_oom_batch + 1, costs.first_oom_batch / run.accumulation + 1,
                         schedule.batch_row_begin[b + 1] - schedule.batch_row_begin[b], schedule.batch_width[b],
-                        costs.first_oom_peak_gib, p.memory_limit_gib};
+                        costs.first_oom_peak_gib, p.memory.usable_gib};
   }
   p.fits_window = run.window_hours <= 0 || p.wall_clock_s <= run.window_hours * 3600.0;
   p.roots_per_window = roots_per_window(corpus, schedule, run.accumulation);
@@ -99,7 +114,7 @@ PlanResult assemble(const Corpus& corpus, const Schedule& schedule, const Batchi
 PlanResult simulate(const Corpus& corpus, const BatchingSpec& batching, const RunSpec& run,
                     const model::StepPredictor& predictor) {
   const Schedule schedule = build_schedule(corpus, batching, run.accumulation);
-  const BatchCosts costs = evaluate(schedule, predictor, run.memory_limit_gib());
+  const BatchCosts costs = evaluate(schedule, predictor, run);
   return assemble(corpus, schedule, batching, costs, run, resolve_optimizer_step(run.optimizer_step_s, predictor));
 }
 

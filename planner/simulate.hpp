@@ -18,6 +18,7 @@
 #include "model/batch.hpp"
 #include "planner/batching.hpp"
 #include "planner/corpus.hpp"
+#include "planner/memory_timeline.hpp"
 #include "planner/timeline.hpp"
 
 namespace stepcast::planner {
@@ -35,6 +36,9 @@ struct RunSpec {
   double gpu_memory_gib = 0;           // the device's capacity (GiB, 2^30 bytes)
   double memory_cap_gib = 0;           // a tighter cap the user asks for; 0: none
   double window_hours = 0;             // the booked window; 0: none
+  // PYTORCH_CUDA_ALLOC_CONF of the run: the default caching allocator or expandable_segments:True (scenario
+  // run.allocator, plan --allocator); it changes the reserved memory (planner/memory_timeline.hpp).
+  model::Allocator allocator = model::Allocator::caching;
 
   double memory_limit_gib() const {
     return memory_cap_gib > 0 && memory_cap_gib < gpu_memory_gib ? memory_cap_gib : gpu_memory_gib;
@@ -50,22 +54,27 @@ struct BatchPoint {
   double peak_gib = 0;
 };
 
-// The predictor's verdict on every micro-batch of one epoch.
+// The predictor's verdict on every micro-batch of one epoch, and the run's memory timeline over it.
 struct BatchCosts {
   double compute_s = 0;        // sum of step_s over one epoch
   double first_seen_s = 0;     // sum of first_seen_s over the epoch's distinct shapes (paid once per run)
   double run_start_s = 0;      // paid once per run
   int64_t distinct_shapes = 0;
   int64_t host_bound = 0;      // micro-batches of the epoch the host bounds (predictors with a host side)
-  double peak_gib = 0;         // the largest peak of any micro-batch
+  double peak_gib = 0;         // the run's allocated peak (memory timeline: micro-batches and optimizer steps)
   int64_t peak_batch = -1;
-  int64_t first_oom_batch = -1;  // first micro-batch (0-based, run order) above the memory limit
+  int64_t first_oom_batch = -1;  // first micro-batch (0-based, run order) whose need passes what the card gives
   double first_oom_peak_gib = 0;
+  MemoryPeak memory_peak;        // where the peak is and what is live then
+  double reserved_peak_gib = 0;
+  int64_t cache_releases = 0;
+  model::RunMemory run_memory;   // what the predictor says the run holds (for the verdict)
   std::vector<BatchPoint> points;  // an evenly strided sample, when asked for
 };
 
-// Charges every micro-batch of one pass in run order (RunCharger) and checks its peak.
-BatchCosts evaluate(const Schedule& schedule, const model::StepPredictor& predictor, double memory_limit_gib,
+// Charges every micro-batch of one pass in run order (RunCharger) and adds up its memory (MemoryTimeline) under
+// the run's accumulation, epochs, allocator and memory limit.
+BatchCosts evaluate(const Schedule& schedule, const model::StepPredictor& predictor, const RunSpec& run,
                     int64_t max_points = 0);
 
 struct OutOfMemory {
@@ -101,9 +110,14 @@ struct PlanResult {
   double eval_s = 0;
   double startup_s = 0;
   double wall_clock_s = 0;
-  double peak_gib = 0;
+  double peak_gib = 0;          // the run's allocated peak (memory_peak.allocated_gib)
   double memory_limit_gib = 0;
-  bool fits_memory = true;
+  MemoryPeak memory_peak;
+  double reserved_peak_gib = 0;
+  int64_t cache_releases = 0;   // times the reserved memory would pass what the card gives
+  model::Allocator allocator = model::Allocator::caching;
+  MemoryJudgement memory;       // verdict, usable memory, interval, margin, risks
+  bool fits_memory = true;      // memory.verdict == fits (at the interval's upper bound)
   bool fits_window = true;
   std::optional<OutOfMemory> oom;
   double roots_per_window = -1;  // mean distinct roots per accumulation window; -1 when roots unknown

@@ -125,7 +125,7 @@ bool same_time(double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(s
 }  // namespace
 
 bool ranks_before(const PlanResult& a, const PlanResult& b, int64_t baseline_truncated_tokens) {
-  if (a.fits_memory != b.fits_memory) return a.fits_memory;
+  if (a.memory.verdict != b.memory.verdict) return a.memory.verdict < b.memory.verdict;  // fits, at risk, OOM
   if (a.fits_window != b.fits_window) return a.fits_window;
   const bool a_keeps = a.truncated.tokens <= baseline_truncated_tokens;
   const bool b_keeps = b.truncated.tokens <= baseline_truncated_tokens;
@@ -136,7 +136,9 @@ bool ranks_before(const PlanResult& a, const PlanResult& b, int64_t baseline_tru
 }
 
 std::string ranking_rule() {
-  return "plans that fit in memory, then the window, first; then those that keep every token the baseline keeps, "
+  return "plans that fit in memory (at the peak's 90 % upper bound) first, then those at risk (they fit at the "
+         "point estimate only), each with those that fit the window first; then those that keep every token the "
+         "baseline keeps, "
          "then those that truncate more (fewest extra truncated tokens first); within each group the shortest wall "
          "clock first, then the least padding";
 }
@@ -231,8 +233,9 @@ SweepResult sweep(const Corpus& corpus, const BatchingSpec& baseline, const RunS
   const auto configs = sweep_configs(corpus, baseline, run, spec, result.skipped);
   auto plans = simulate_all(corpus, configs, run, predictor, std::max(1, spec.threads), progress);
   result.configurations = static_cast<int64_t>(plans.size());
-  for (const auto& p : plans) result.out_of_memory += p.fits_memory ? 0 : 1;
-  std::erase_if(plans, [](const PlanResult& p) { return !p.fits_memory; });
+  const auto out_of_memory = [](const PlanResult& p) { return p.memory.verdict == MemoryVerdict::out_of_memory; };
+  result.out_of_memory = std::count_if(plans.begin(), plans.end(), out_of_memory);
+  std::erase_if(plans, out_of_memory);
   rank_plans(plans, result.baseline.truncated.tokens);
   if (static_cast<int64_t>(plans.size()) > spec.top) plans.resize(static_cast<size_t>(spec.top));
   result.recommendations = std::move(plans);

@@ -11,7 +11,10 @@
 
 namespace stepcast::report {
 
-inline constexpr int kJsonSchemaVersion = 1;
+// 2: plan's `fits_memory` and `checks.fits_memory` judge the run's memory timeline at the peak's 90 % upper bound
+// against the card less the CUDA context (a plan at risk reads false), and `peak_gib` is the run's peak
+// (docs/planner.md, "Memory"); `fits` and the headline follow the N-GPU plan under --gpus.
+inline constexpr int kJsonSchemaVersion = 2;
 
 // `body` must be an object; its keys sit beside the envelope's. The envelope comes first, then the body's
 // `headline`, `fits` and `checks` where it has them (what a reader wants first), then the rest.

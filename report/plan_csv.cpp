@@ -26,6 +26,9 @@ std::vector<std::string> plan_row(const std::string& rank, const std::string& gr
           csv_number(p.peak_gib),
           csv_number(p.memory_limit_gib),
           yes_no(p.fits_memory),
+          planner::verdict_name(p.memory.verdict),
+          csv_number(p.memory.margin_gib),
+          csv_number(p.reserved_peak_gib),
           yes_no(p.fits_window),
           integer(p.truncated.tokens),
           integer(planner::extra_truncated_tokens(p, baseline.truncated.tokens)),
@@ -41,7 +44,7 @@ Table plan_table(const PlanOutput& o) {
   Table t;
   t.columns = {"rank",          "group",       "label",          "policy",          "micro_batch",      "accumulation",
                "max_length",    "bucket_size", "pad_to_multiple_of", "distinct_shapes", "steps",        "wall_clock_s",
-               "saving_vs_baseline", "padding_fraction", "peak_gib", "memory_limit_gib", "fits_memory",  "fits_window",
+               "saving_vs_baseline", "padding_fraction", "peak_gib", "memory_limit_gib", "fits_memory",  "memory_verdict", "margin_gib", "reserved_peak_gib", "fits_window",
                "truncated_tokens", "extra_truncated_tokens", "first_seen_s", "optimizer_step_s", "roots_per_window"};
   t.rows.push_back(plan_row("baseline", "baseline", r.baseline, r.baseline));
   for (size_t i = 0; i < r.recommendations.size(); ++i)

@@ -42,6 +42,8 @@ nlohmann::json one_plan_json(const planner::PlanResult& p, const PlanOutput& o) 
                    {"peak_gib", p.peak_gib},
                    {"memory_limit_gib", p.memory_limit_gib},
                    {"fits_memory", p.fits_memory},
+                   {"memory_verdict", planner::verdict_name(p.memory.verdict)},
+                   {"memory", memory_json(p)},
                    {"fits_window", p.fits_window},
                    {"truncated_samples", p.truncated.samples},
                    {"truncated_tokens", p.truncated.tokens},

@@ -75,6 +75,17 @@ std::string optimizer_source_key(const planner::PlanResult& p, const std::string
 
 double saving_vs_baseline(const planner::PlanResult& p, const planner::PlanResult& baseline);
 
+// A plan's memory (planner/memory_timeline.hpp), in words and as JSON (docs/planner.md, "Memory"):
+//   fits_text      "yes", "at risk" (fits at the point estimate only), "OOM" or "late" (misses the window)
+//   memory_text    "peak 107.0 GiB allocated (90 %: 104.9-109.1) at micro-batch 139 (2 x 16384), optimizer step 18;
+//                   reserved 112.4 GiB (default allocator); usable 139.3 GiB (...): margin 30.2 GiB"
+//   live_text      what is live at the peak: "weights 47.00 GiB (run), gradients 0.07 GiB (window), ..."
+std::string fits_text(const planner::PlanResult& p);
+std::string peak_where_text(const planner::MemoryPeak& peak);
+std::string memory_text(const planner::PlanResult& p);
+std::string live_text(const planner::MemoryPeak& peak);
+nlohmann::json memory_json(const planner::PlanResult& p);
+
 void print_plan_text(std::ostream& out, const PlanOutput& o);
 nlohmann::json plan_json(const PlanOutput& o);  // the body; print it through print_json
 Table plan_table(const PlanOutput& o);          // baseline first, then the recommendations in rank order

@@ -18,7 +18,13 @@ struct ParallelOutput {
   std::vector<planner::DistributedPlan> by_wall_clock;  // empty without a sweep
   std::vector<planner::DistributedPlan> by_gpu_hours;
   int64_t skipped = 0;                              // GPU counts that do not divide the rows per step
+  int64_t one_gpu_rows_per_step = 0;                // the scenario's micro_batch x accumulation on one GPU
 };
+
+// What the N-GPU plan trains per optimizer step, in words: micro-batch and accumulation are per rank, so a step
+// trains N x R x accumulation rows; when that differs from the one-GPU plan's R x accumulation, the line says by
+// how much and which per-rank accumulation would keep the one-GPU rows per step.
+std::string batch_semantics_text(const ParallelOutput& o);
 
 // "ddp x4 distributed": strategy, GPUs, sampler.
 std::string parallel_label(const planner::DistributedPlan& p);

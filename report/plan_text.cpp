@@ -9,12 +9,6 @@
 namespace stepcast::report {
 namespace {
 
-// "yes", or why not: OOM (out of memory) or late (misses the window).
-std::string fits_text(const planner::PlanResult& p) {
-  if (!p.fits_memory) return "OOM";
-  return p.fits_window ? "yes" : "late";
-}
-
 void print_plan_line(std::ostream& out, const std::string& rank, const planner::PlanResult& p,
                      const planner::PlanResult& baseline, bool roots) {
   char buf[512];
@@ -25,7 +19,8 @@ void print_plan_line(std::ostream& out, const std::string& rank, const planner::
                 static_cast<long long>(p.accumulation), static_cast<long long>(p.batching.max_length), bucket.c_str(),
                 static_cast<long long>(p.batching.pad_to_multiple_of), with_commas(p.distinct_shapes).c_str(),
                 with_commas(p.steps).c_str(), duration(p.wall_clock_s).c_str(), vs_base.c_str(),
-                percent(p.padding_fraction, 2).c_str(), (fixed(p.peak_gib, 1) + (p.fits_memory ? "" : "!")).c_str(),
+                percent(p.padding_fraction, 2).c_str(),
+                (fixed(p.peak_gib, 1) + (p.memory.verdict == planner::MemoryVerdict::out_of_memory ? "!" : "")).c_str(),
                 with_commas(p.truncated.tokens).c_str());
   out << buf;
   if (roots) out << "  " << (p.roots_per_window < 0 ? std::string("-") : fixed(p.roots_per_window, 1));
@@ -44,14 +39,21 @@ void print_header(std::ostream& out, const PlanOutput& o) {
   out << "  predictor  " << o.predictor << "\n\n";
 }
 
+// The run's memory: where its peak is, what is live then, reserved and the margin, and why it is at risk.
+void print_memory(std::ostream& out, const planner::PlanResult& p) {
+  out << "  memory: " << memory_text(p) << " -> " << fits_text(p) << "\n";
+  out << "  live at the peak: " << live_text(p.memory_peak) << "\n";
+  for (const auto& risk : p.memory.risks) out << "  at risk: " << risk << "\n";
+}
+
 void print_baseline(std::ostream& out, const PlanOutput& o) {
   const auto& b = o.result.baseline;
-  const std::string verdict = !b.fits_memory  ? "if it ran: it runs OUT OF MEMORY"
+  const std::string verdict = b.memory.verdict == planner::MemoryVerdict::out_of_memory ? "if it ran: it runs OUT OF MEMORY"
                               : b.fits_window ? (o.window_hours > 0 ? "fits the window" : "no window set")
                                               : "DOES NOT fit the window";
   out << "baseline: " << plan_label(b) << " -> " << duration(b.wall_clock_s) << " (" << verdict << "), padding "
-      << percent(b.padding_fraction, 2) << ", peak " << fixed(b.peak_gib, 1) << " GiB of " << fixed(b.memory_limit_gib, 1)
-      << "\n";
+      << percent(b.padding_fraction, 2) << ", peak " << fixed(b.peak_gib, 1) << " GiB of " << fixed(b.memory.usable_gib, 1)
+      << " usable\n";
   out << "  " << with_commas(b.steps) << " optimizer steps of " << b.accumulation << " micro-batches; compute "
       << duration(b.compute_s) << ", optimizer " << duration(b.optimizer_s) << ", checkpoints " << duration(b.checkpoint_s)
       << ", evaluation " << duration(b.eval_s) << ", start-up " << fixed(b.startup_s, 0) << " s"
@@ -66,6 +68,7 @@ void print_baseline(std::ostream& out, const PlanOutput& o) {
            "micro-batches pay; docs/host.md)\n";
   out << "  truncated at " << b.batching.max_length << ": " << with_commas(b.truncated.samples) << " samples, "
       << with_commas(b.truncated.tokens) << " tokens\n";
+  print_memory(out, b);
   if (b.oom)
     out << "  OUT OF MEMORY: micro-batch " << with_commas(b.oom->micro_batch) << " (" << b.oom->rows << " x "
         << b.oom->width << ", " << fixed(b.oom->peak_gib, 1) << " GiB > " << fixed(b.oom->limit_gib, 1)
@@ -110,7 +113,9 @@ void print_plan_text(std::ostream& out, const PlanOutput& o) {
   print_header(out, o);
   if (o.parallel) {
     print_parallel_text(out, *o.parallel);
-    out << "\none GPU, for comparison:\n";
+    out << "\none GPU with the same micro-batch and accumulation, for comparison ("
+        << with_commas(o.result.baseline.batching.micro_batch * o.result.baseline.accumulation)
+        << " rows per optimizer step):\n";
   }
   print_baseline(out, o);
   if (r.configurations == 0) {
@@ -124,7 +129,9 @@ void print_plan_text(std::ostream& out, const PlanOutput& o) {
   }
   print_table(out, o);
   print_packing_notes(out, o);
-  out << "labels: " << plan_label_legend() << "; fits: yes, OOM (out of memory) or late (misses the window)\n";
+  out << "labels: " << plan_label_legend()
+      << "; fits: yes (at the peak's 90 % upper bound), at risk (at the point estimate only), OOM (out of memory) or "
+         "late (misses the window)\n";
 }
 
 }  // namespace stepcast::report

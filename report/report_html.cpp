@@ -177,11 +177,6 @@ std::string per_token_text(double seconds) {
   return num(seconds * u.scale, 1) + " " + u.name;
 }
 
-std::string fits_text(const planner::PlanResult& p) {
-  if (!p.fits_memory) return "OOM";
-  return p.fits_window ? "yes" : "late";
-}
-
 std::string table(const PlanOutput& o) {
   const auto& r = o.result;
   std::ostringstream s;
@@ -211,6 +206,14 @@ std::string table(const PlanOutput& o) {
   return s.str();
 }
 
+// good (fits), risk (fits only at the point estimate), bad (out of memory or past the window).
+std::string headline_class(const PlanOutput& o) {
+  if (baseline_fits(o)) return "good";
+  const planner::MemoryVerdict v = o.parallel ? o.parallel->baseline.memory.verdict : o.result.baseline.memory.verdict;
+  const bool late = o.parallel ? !o.parallel->baseline.fits_window : !o.result.baseline.fits_window;
+  return v == planner::MemoryVerdict::at_risk && !late ? "risk" : "bad";
+}
+
 std::vector<std::string> facts(const PlanOutput& o) {
   const auto& b = o.result.baseline;
   const planner::Corpus& corpus = *o.corpus;
@@ -224,6 +227,9 @@ std::vector<std::string> facts(const PlanOutput& o) {
               ", " + with_commas(b.distinct_shapes) + " distinct shapes, first-seen " + fixed(b.first_seen_s, 1) + " s",
           "Optimizer step: " + fixed(b.optimizer.step_s, 4) + " s (" + optimizer_source_text(b, o.optimizer_step_source) +
               ")",
+          "Memory: " + memory_text(b) + " (" + fits_text(b) + ")" +
+              (b.memory.risks.empty() ? std::string() : "; at risk: " + b.memory.risks.front()),
+          "Live at the peak: " + live_text(b.memory_peak),
           "Ranked: " + planner::ranking_rule() + "."};
 }
 
@@ -233,6 +239,7 @@ h1 { font-size: 22px; margin-bottom: 4px; } p.fact { margin: 2px 0; color: #444;
 p.headline { font-size: 16px; font-weight: 600; padding: 8px 12px; border-radius: 4px; }
 p.headline.good { background: #e8f5e9; border-left: 6px solid #27ae60; }
 p.headline.bad { background: #fdecea; border-left: 6px solid #c0392b; color: #8e1b10; }
+p.headline.risk { background: #fff4e0; border-left: 6px solid #e67e22; color: #7a4100; }
 p.legend-text { margin: 8px 0; color: #444; font-size: 13px; }
 svg { display: block; width: 100%; height: auto; margin: 18px 0; background: #fff; border: 1px solid #ddd; }
 .title { font-size: 15px; font-weight: 600; } .tick { font-size: 11px; text-anchor: middle; fill: #555; }
@@ -292,9 +299,9 @@ std::string charts(const ReportInput& in) {
   }
   s << scatter("Predicted step time vs padded width (sampled micro-batches)", steps, "width (tokens per row)",
                "step time (s)");
-  s << scatter("Predicted peak memory vs tokens per micro-batch (rows x width)", memory, "tokens per micro-batch",
-               "peak memory (GiB)", r.baseline.memory_limit_gib,
-               "memory limit " + num(r.baseline.memory_limit_gib, 1) + " GiB");
+  s << scatter("Predicted allocated peak vs tokens per micro-batch (rows x width; the run's state included)", memory,
+               "tokens per micro-batch", "peak memory (GiB)", r.baseline.memory.usable_gib,
+               "usable " + num(r.baseline.memory.usable_gib, 1) + " GiB");
   return s.str();
 }
 
@@ -313,13 +320,13 @@ std::string report_html(const ReportInput& in) {
     << "<meta name='viewport' content='width=device-width, initial-scale=1'><title>" << escape(title) << "</title>\n"
     << kStyle << "</head><body>\n<h1>" << escape(title) << "</h1>\n";
   if (!o.transfer.empty()) s << "<p>" << escape(o.transfer) << "</p>\n";
-  s << "<p class='headline " << (baseline_fits(o) ? "good" : "bad") << "'>" << escape(headline(o)) << "</p>\n";
+  s << "<p class='headline " << headline_class(o) << "'>" << escape(headline(o)) << "</p>\n";
   for (const auto& f : facts(o)) s << "<p class='fact'>" << escape(f) << "</p>\n";
   if (o.parallel)
     s << "<p class='fact'>" << escape("On " + std::to_string(o.parallel->baseline.parallel.gpus) + " GPUs (" +
                                       parallel_label(o.parallel->baseline) + "): " +
                                       duration(o.parallel->baseline.wall_clock_s) + ", straggler " +
-                                      straggler_text(o.parallel->baseline))
+                                      straggler_text(o.parallel->baseline) + "; " + batch_semantics_text(*o.parallel))
       << "</p>\n";
   s << "<p class='legend-text'><b>Plan labels:</b> " << escape(plan_label_legend()) << ".</p>\n";
   s << charts(in) << table(o) << "</body></html>\n";

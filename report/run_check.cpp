@@ -7,6 +7,7 @@
 #include "report/format.hpp"
 #include "planner/batching.hpp"
 #include "planner/simulate.hpp"
+#include "planner/memory_timeline.hpp"
 #include "planner/timeline.hpp"
 
 namespace stepcast::report {
@@ -55,6 +56,61 @@ void plan_from_corpus(const calibrate::RecordedRun& run, const model::StepModel&
   check.planned_batches_match = planned == recorded;
 }
 
+// The allocated peak the run measured: its micro-batches' peak_gib and its optimizer steps' optimizer_peak_gib.
+void measured_peaks(const calibrate::RecordedRun& run, RunMemoryCheck& m) {
+  m.measured_peak_gib = -1;
+  for (size_t i = 0; i < run.steps.size(); ++i) {
+    const auto& step = run.steps[i];
+    if (step.record.usable_peak() && *step.record.peak_gib > m.measured_peak_gib)
+      m.measured_peak_gib = *step.record.peak_gib, m.measured_at = static_cast<int64_t>(i), m.measured_at_optimizer = false;
+    if (step.memory && step.memory->optimizer_peak_gib && *step.memory->optimizer_peak_gib > m.measured_peak_gib)
+      m.measured_peak_gib = *step.memory->optimizer_peak_gib, m.measured_at = static_cast<int64_t>(i),
+      m.measured_at_optimizer = true;
+    for (const auto& r : {step.peak_reserved_gib, step.memory ? step.memory->optimizer_reserved_gib : std::nullopt})
+      if (r) m.measured_reserved_gib = std::max(m.measured_reserved_gib.value_or(0), *r);
+  }
+}
+
+std::optional<RunMemoryCheck> check_memory(const calibrate::RecordedRun& run, const std::vector<model::MicroBatch>& batches,
+                                           const model::StepModel& model) {
+  if (std::none_of(run.steps.begin(), run.steps.end(), [](const auto& s) { return s.record.usable_peak(); })) return std::nullopt;
+  RunMemoryCheck m;
+  const model::Allocator allocator = run.memory_start ? run.memory_start->allocator : model::Allocator::caching;
+  m.allocator = model::allocator_name(allocator);
+  const model::RunMemory memory = model.run_memory(allocator);
+  planner::MemoryTimeline timeline(memory, run.accumulation, 1, 0);
+  double sum_abs = 0, sum_missing = 0, sum_missing_kib = 0;
+  for (size_t i = 0; i < batches.size(); ++i) {
+    const auto& step = run.steps[i];
+    const double predicted = timeline.add(batches[i], model.memory_parts(batches[i]), step.first_seen);
+    if (step.optimizer_s || i + 1 == batches.size()) timeline.optimizer_step();
+    if (!step.record.usable_peak()) continue;
+    const double miss = *step.record.peak_gib - predicted;
+    const double err = std::abs(predicted / *step.record.peak_gib - 1.0);
+    ++m.micro_batches;
+    m.ratios.push_back(*step.record.peak_gib / predicted);
+    sum_abs += err;
+    sum_missing += miss;
+    sum_missing_kib += miss * 1048576.0 / static_cast<double>(batches[i].padded_tokens());
+    if (err > m.micro_batch_max_abs) m.micro_batch_max_abs = err, m.micro_batch_max_index = static_cast<int64_t>(i);
+  }
+  const auto n = static_cast<double>(std::max<int64_t>(1, m.micro_batches));
+  m.micro_batch_mape = sum_abs / n;
+  m.missing_gib = sum_missing / n;
+  m.missing_kib_per_token = sum_missing_kib / n;
+  const planner::MemoryPeak peak = timeline.peak();
+  m.predicted_peak_gib = peak.allocated_gib;
+  m.predicted_at = peak.micro_batch;
+  m.predicted_at_optimizer = peak.at_optimizer_step;
+  m.predicted_reserved_gib = timeline.reserved_peak_gib();
+  if (memory.interval) {
+    m.interval_low_gib = peak.allocated_gib * memory.interval->low;
+    m.interval_high_gib = peak.allocated_gib * memory.interval->high;
+  }
+  measured_peaks(run, m);
+  return m;
+}
+
 RunCheck check_run(const calibrate::RecordedRun& run, const model::StepModel& model) {
   RunCheck c;
   c.id = run.id;
@@ -89,12 +145,38 @@ RunCheck check_run(const calibrate::RecordedRun& run, const model::StepModel& mo
   }
   c.batch_mape = batches.empty() ? 0 : sum / static_cast<double>(batches.size());
   plan_from_corpus(run, model, c);
+  c.memory = check_memory(run, batches, model);
   return c;
 }
 
 bool same_corpus(const calibrate::RecordedRun& a, const calibrate::RecordedRun& b) {
   return !a.corpus_lengths.empty() && a.corpus_lengths == b.corpus_lengths && a.micro_batch == b.micro_batch &&
          a.accumulation == b.accumulation && a.policy != b.policy;
+}
+
+double quantile_of(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  const double at = q * static_cast<double>(v.size() - 1);
+  const auto i = static_cast<size_t>(at);
+  return i + 1 < v.size() ? v[i] + (at - static_cast<double>(i)) * (v[i + 1] - v[i]) : v[i];
+}
+
+std::optional<MemorySummary> summarize_memory(const std::vector<RunCheck>& runs, const model::StepModel& model) {
+  std::vector<double> ratios;
+  for (const auto& r : runs)
+    if (r.memory) ratios.insert(ratios.end(), r.memory->ratios.begin(), r.memory->ratios.end());
+  if (ratios.empty()) return std::nullopt;
+  MemorySummary s;
+  s.micro_batches = static_cast<int64_t>(ratios.size());
+  s.ratio_p05 = quantile_of(ratios, 0.05);
+  s.ratio_p50 = quantile_of(ratios, 0.50);
+  s.ratio_p95 = quantile_of(ratios, 0.95);
+  if (const auto& i = model.coefficients().peak_interval) {
+    s.interval_low = i->low;
+    s.interval_high = i->high;
+    for (double r : ratios) s.inside += (r >= i->low && r <= i->high) ? 1 : 0;
+  }
+  return s;
 }
 
 }  // namespace
@@ -107,6 +189,7 @@ int64_t jit_cache_growth(const calibrate::Record& r) {
 RunValidation check_runs(const std::vector<calibrate::RecordedRun>& runs, const model::StepModel& model) {
   RunValidation v;
   for (const auto& run : runs) v.runs.push_back(check_run(run, model));
+  v.memory = summarize_memory(v.runs, model);
   for (size_t i = 0; i < runs.size(); ++i)
     for (size_t j = i + 1; j < runs.size(); ++j) {
       if (!same_corpus(runs[i], runs[j])) continue;
@@ -118,6 +201,55 @@ RunValidation check_runs(const std::vector<calibrate::RecordedRun>& runs, const 
     }
   return v;
 }
+
+namespace {
+
+nlohmann::json memory_check_json(const RunMemoryCheck& m) {
+  auto at = [](int64_t i, bool optimizer) {
+    return nlohmann::json{{"micro_batch", i}, {"kind", optimizer ? "optimizer_step" : "micro_batch"}};
+  };
+  nlohmann::json j{{"allocator", m.allocator},
+                   {"measured_peak_gib", m.measured_peak_gib},
+                   {"predicted_peak_gib", m.predicted_peak_gib},
+                   {"error_rel", m.error_rel()},
+                   {"measured_at", at(m.measured_at, m.measured_at_optimizer)},
+                   {"predicted_at", at(m.predicted_at, m.predicted_at_optimizer)},
+                   {"predicted_reserved_gib", m.predicted_reserved_gib},
+                   {"micro_batches", m.micro_batches},
+                   {"micro_batch_mape", m.micro_batch_mape},
+                   {"micro_batch_max_abs_error", m.micro_batch_max_abs},
+                   {"micro_batch_max_index", m.micro_batch_max_index},
+                   {"missing_gib", m.missing_gib},
+                   {"missing_kib_per_token", m.missing_kib_per_token}};
+  // Absent when not recorded / not known (every JSON figure is a number).
+  if (m.measured_reserved_gib) j["measured_reserved_gib"] = *m.measured_reserved_gib;
+  if (m.interval_low_gib) {
+    j["interval_gib"] = {*m.interval_low_gib, *m.interval_high_gib};
+    j["inside_interval"] = *m.inside();
+  }
+  return j;
+}
+
+std::string at_text(int64_t i, bool optimizer) {
+  return optimizer ? "the optimizer step after micro-batch " + std::to_string(i) : "micro-batch " + std::to_string(i);
+}
+
+void print_memory_check(const RunMemoryCheck& m, std::ostream& out) {
+  out << "    memory (" << m.allocator << " allocator): allocated peak measured " << fixed(m.measured_peak_gib, 2)
+      << " GiB at " << at_text(m.measured_at, m.measured_at_optimizer) << ", predicted " << fixed(m.predicted_peak_gib, 2)
+      << " GiB at " << at_text(m.predicted_at, m.predicted_at_optimizer) << " (" << (m.error_rel() >= 0 ? "+" : "")
+      << fixed(m.error_rel() * 100, 1) << " %)";
+  if (m.interval_low_gib)
+    out << ", 90 % interval " << fixed(*m.interval_low_gib, 2) << "-" << fixed(*m.interval_high_gib, 2) << " GiB ("
+        << (m.inside().value_or(false) ? "inside" : "OUTSIDE") << ")";
+  out << "\n      reserved: measured " << (m.measured_reserved_gib ? fixed(*m.measured_reserved_gib, 2) + " GiB" : std::string("-"))
+      << ", predicted " << fixed(m.predicted_reserved_gib, 2) << " GiB; per micro-batch: MAPE "
+      << fixed(m.micro_batch_mape * 100, 2) << " %, max " << fixed(m.micro_batch_max_abs * 100, 2) << " % (micro-batch "
+      << m.micro_batch_max_index << "); missing " << fixed(m.missing_gib, 3) << " GiB per micro-batch, "
+      << fixed(m.missing_kib_per_token, 1) << " KiB per processed token\n";
+}
+
+}  // namespace
 
 nlohmann::json run_validation_json(const RunValidation& v) {
   nlohmann::json j;
@@ -145,7 +277,16 @@ nlohmann::json run_validation_json(const RunValidation& v) {
       o["planned_error_rel"] = *r.planned_s / r.measured_s - 1.0;
     }
     if (r.planned_batches_match) o["planned_batches_match"] = *r.planned_batches_match;
+    if (r.memory) o["memory"] = memory_check_json(*r.memory);
     j["runs"].push_back(o);
+  }
+  j["memory"] = nullptr;  // no run recorded peaks
+  if (v.memory) {
+    const auto& m = *v.memory;
+    j["memory"] = {{"micro_batches", m.micro_batches},
+                   {"ratio_measured_over_predicted", {{"p05", m.ratio_p05}, {"p50", m.ratio_p50}, {"p95", m.ratio_p95}}},
+                   {"interval", m.interval_low ? nlohmann::json{*m.interval_low, *m.interval_high} : nlohmann::json()},
+                   {"inside_interval", m.interval_low ? nlohmann::json(m.inside) : nlohmann::json()}};
   }
   j["savings"] = nlohmann::json::array();
   for (const auto& s : v.savings) {
@@ -179,9 +320,21 @@ void print_run_validation(const RunValidation& v, const std::string& file, std::
     if (std::abs(r.accounted_s - r.measured_s) > 0.02 * r.measured_s)
       out << "    note: its micro-batches and optimizer steps account for " << fixed(r.accounted_s, 2) << " s of its "
           << fixed(r.measured_s, 2) << " s wall clock; the rest (data loading, logging, evaluation?) is not predicted\n";
+    if (r.memory) print_memory_check(*r.memory, out);
     if (r.jit_batches > 0)
       out << "    cold kernel cache: " << r.jit_batches << " micro-batch(es) JIT-compiled kernels, "
           << fixed(r.jit_excess_s, 2) << " s over their prediction (a one-off per machine; docs/host.md)\n";
+  }
+  if (v.memory) {
+    const auto& m = *v.memory;
+    out << "  allocated peaks of " << m.micro_batches << " micro-batches, measured / predicted: 5 % " << fixed(m.ratio_p05, 4)
+        << ", median " << fixed(m.ratio_p50, 4) << ", 95 % " << fixed(m.ratio_p95, 4);
+    if (m.interval_low)
+      out << "; the coefficients' interval " << fixed(*m.interval_low, 4) << "-" << fixed(*m.interval_high, 4) << " holds "
+          << m.inside << " (" << fixed(100.0 * static_cast<double>(m.inside) / static_cast<double>(m.micro_batches), 1) << " %)";
+    else
+      out << "; the coefficients carry no interval";
+    out << "\n";
   }
   for (const auto& s : v.savings) {
     out << "  saving of " << s.other_id << " over " << s.baseline_id << ": measured " << fixed(s.measured * 100, 1)

@@ -17,6 +17,34 @@
 
 namespace stepcast::report {
 
+// A recorded run's memory against the planner's timeline replayed on its micro-batches (planner/memory_timeline.hpp),
+// when the run recorded peaks: allocated (peak_gib, the optimizer steps' optimizer_peak_gib) and reserved
+// (peak_reserved_gib, optimizer_reserved_gib), where each peak happened, the interval, and what is missing.
+struct RunMemoryCheck {
+  std::string allocator;                  // memory_start.allocator (default when not recorded)
+  double measured_peak_gib = 0;
+  double predicted_peak_gib = 0;
+  int64_t measured_at = 0;                // 0-based micro-batch (the optimizer step after it when ..._optimizer)
+  bool measured_at_optimizer = false;
+  int64_t predicted_at = 0;
+  bool predicted_at_optimizer = false;
+  std::optional<double> measured_reserved_gib;
+  double predicted_reserved_gib = 0;
+  std::optional<double> interval_low_gib, interval_high_gib;  // around the predicted peak
+  int64_t micro_batches = 0;              // with a usable peak
+  double micro_batch_mape = 0;            // allocated peaks, per micro-batch
+  double micro_batch_max_abs = 0;
+  int64_t micro_batch_max_index = 0;
+  double missing_gib = 0;                 // mean over micro-batches of measured - predicted
+  double missing_kib_per_token = 0;       // the same per processed token (KiB)
+  std::vector<double> ratios;             // measured / predicted allocated peak of each micro-batch
+  double error_rel() const { return predicted_peak_gib / measured_peak_gib - 1.0; }
+  std::optional<bool> inside() const {
+    if (!interval_low_gib) return std::nullopt;
+    return measured_peak_gib >= *interval_low_gib && measured_peak_gib <= *interval_high_gib;
+  }
+};
+
 struct RunCheck {
   std::string id;
   std::string policy;
@@ -36,6 +64,7 @@ struct RunCheck {
   int64_t jit_batches = 0;           // micro-batches that added kernels to a cold driver JIT cache (when labelled)
   double jit_excess_s = 0;           // their measured time over the prediction
   double accounted_s = 0;            // sum of the micro-batches' step_s and optimizer_s (vs measured_s, the wall clock)
+  std::optional<RunMemoryCheck> memory;  // when the run recorded peaks
   double error_rel() const { return predicted_s / measured_s - 1.0; }
 };
 
@@ -48,9 +77,19 @@ struct SavingCheck {
   double error_pp() const { return (predicted - measured) * 100.0; }
 };
 
+// Over every recorded micro-batch of the file: the spread of measured / predicted allocated peaks (these runs'
+// held-out errors when the coefficients were not fitted on them) and how many the coefficients' interval holds.
+struct MemorySummary {
+  int64_t micro_batches = 0;
+  double ratio_p05 = 1, ratio_p50 = 1, ratio_p95 = 1;
+  std::optional<double> interval_low, interval_high;  // the coefficients' peak_interval
+  int64_t inside = 0;                                   // micro-batches whose ratio it holds
+};
+
 struct RunValidation {
   std::vector<RunCheck> runs;
   std::vector<SavingCheck> savings;
+  std::optional<MemorySummary> memory;
 };
 
 RunValidation check_runs(const std::vector<calibrate::RecordedRun>& runs, const model::StepModel& model);

@@ -1,5 +1,7 @@
 // Recorded runs (calibrate/run_records.hpp): a good file reads into runs in first-appearance order with
 // their totals; every broken run is an InputError naming file:line; the same id in two files is two runs.
+#include <nlohmann/json.hpp>
+
 #include <string>
 #include <vector>
 
@@ -287,4 +289,69 @@ TEST_CASE("read_runs: a broken packed micro-batch is an InputError at file:line"
   INFO(problems[0]);
   CHECK(problems[0].rfind(where + ":1:", 0) == 0);
   CHECK(problems[0].find(c.fragment) != std::string::npos);
+}
+
+namespace {
+
+// A run's first micro-batch with the memory fields an executor writes (calibrate/run_records.hpp).
+std::string memory_line(const nlohmann::json& memory, const nlohmann::json& start, const nlohmann::json& reserved) {
+  sc::RunFields f = fields("m/longest", 0, 1, 1.0);
+  f.optimizer_s = 0.02;
+  nlohmann::json j = nlohmann::json::parse(line({100}, 100, 1.0, f));
+  j["peak_gib"] = 41.2;
+  j["peak_reserved_gib"] = reserved;
+  j["memory"] = memory;
+  j["memory_start"] = start;
+  return j.dump() + "\n";
+}
+
+}  // namespace
+
+TEST_CASE("read_runs: a run's memory fields read into the step and the run", "[runs][memory]") {
+  const nlohmann::json memory{{"allocated_before_gib", 16.1}, {"reserved_before_gib", 30.0}, {"forward_peak_gib", 39.0},
+                              {"backward_peak_gib", 41.2},    {"allocated_after_gib", 16.3}, {"optimizer_peak_gib", 16.9},
+                              {"optimizer_reserved_gib", 44.0}, {"device_used_gib", 46.5},  {"card_total_gib", 139.8},
+                              {"alloc_retries", 0},           {"inactive_split_gib", 0.4}};
+  const nlohmann::json start{{"weights_gib", 15.0}, {"context_gib", 0.52}, {"allocator", "expandable_segments"},
+                             {"reserved_gib", 15.1}, {"card_total_gib", 139.8}};
+  TempFile f(memory_line(memory, start, 44.0), ".jsonl");
+  const auto runs = sc::read_runs(sc::read_records(f.path()), f.path());
+  REQUIRE(runs.size() == 1);
+  REQUIRE(runs[0].memory_start.has_value());
+  CHECK(runs[0].memory_start->allocator == stepcast::model::Allocator::expandable_segments);
+  CHECK(*runs[0].memory_start->context_gib == 0.52);
+  const auto& step = runs[0].steps[0];
+  CHECK(*step.peak_reserved_gib == 44.0);
+  REQUIRE(step.memory.has_value());
+  CHECK(*step.memory->optimizer_peak_gib == 16.9);
+  CHECK(*step.memory->alloc_retries == 0);
+  CHECK(*step.memory->inactive_split_gib == 0.4);
+  // An out-of-memory micro-batch's memory object holds only the card's size: every field is optional.
+  TempFile sparse(memory_line({{"card_total_gib", 139.8}}, {{"allocator", "default"}}, 44.0), ".jsonl");
+  CHECK_FALSE(sc::read_runs(sc::read_records(sparse.path()), sparse.path())[0].steps[0].memory->allocated_before_gib);
+  // run_position: the window and the shape's newness, for the run's memory terms.
+  const auto records = sc::read_records(f.path());
+  const auto at = sc::run_position(records[0]);
+  CHECK(at.in_run);
+  CHECK_FALSE(at.after_optimizer_step);
+  CHECK_FALSE(sc::run_position(sc::read_records(TempFile(kSteady, ".jsonl").path())[0]).in_run);
+}
+
+TEST_CASE("read_runs: bad memory fields are refused at file:line, every one at once", "[runs][memory]") {
+  const nlohmann::json memory{{"allocated_before_gib", -1}, {"alloc_retries", 1.5}, {"device_use_gib", 46.5}};
+  const nlohmann::json start{{"context_gib", "half"}, {"allocator", "cuda_malloc_async"}};
+  TempFile f(memory_line(memory, start, nullptr), ".jsonl");
+  std::string err;
+  try {
+    sc::read_runs(sc::read_records(f.path()), f.path());
+  } catch (const stepcast::InputError& e) {
+    err = e.what();
+  }
+  using Catch::Matchers::Contains;
+  CHECK_THAT(err, Contains(f.path() + ":1: memory.allocated_before_gib = -1. Violated constraint: a number of GiB"));
+  CHECK_THAT(err, Contains("memory.alloc_retries = 1.5. Violated constraint: an integer >= 0"));
+  CHECK_THAT(err, Contains("memory.device_use_gib is not a field of memory"));
+  CHECK_THAT(err, Contains("memory_start.context_gib = \"half\""));
+  CHECK_THAT(err, Contains("memory_start.allocator = \"cuda_malloc_async\". Violated constraint: one of default"));
+  CHECK_THAT(err, Contains("peak_reserved_gib = null"));
 }

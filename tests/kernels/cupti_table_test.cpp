@@ -118,3 +118,20 @@ TEST_CASE("integer fields refuse floats and values past their type, at the line"
   const std::string big = R"({"stepcast_cupti_table": 1, "compute_major": 9223372036854775807})";
   CHECK_THROWS_WITH(parse_cupti_table(big + "\n", "t.jsonl"), Contains("compute_major") && Contains("an integer <="));
 }
+
+TEST_CASE("launch counts and times past what a profiled step can hold are refused at the row", "[kernels][cupti][bounds]") {
+  const std::string header = R"({"stepcast_cupti_table": 1, "device": "NVIDIA H200", "steps": 1})";
+  const auto row = [](const std::string& count, const std::string& total) {
+    return R"({"name": "k", "kind": "kernel", "count": )" + count + R"(, "total_ns": )" + total +
+           R"(, "min_ns": 1, "max_ns": 9, "short_count": 0, "short_ns": 0})";
+  };
+  CHECK_THROWS_WITH(parse_cupti_table(header + "\n" + row("9223372036854775807", "10") + "\n", "t.jsonl"),
+                    Contains("t.jsonl:2:1: count = 9223372036854775807. Violated constraint: <= 1000000000000"));
+  CHECK_THROWS_WITH(parse_cupti_table(header + "\n" + row("2", "9223372036854775807") + "\n", "t.jsonl"),
+                    Contains("t.jsonl:2:1: total_ns = 9223372036854775807. Violated constraint: <="));
+  // Rows within their bounds whose sum is not: refused at the row where the sum leaves the bound.
+  const std::string near = row("900000000000", "10");
+  CHECK_THROWS_WITH(parse_cupti_table(header + "\n" + near + "\n" + near + "\n", "t.jsonl"),
+                    Contains("t.jsonl:3:1: the rows up to this one add up to more than"));
+  CHECK_NOTHROW(parse_cupti_table(header + "\n" + row("2", "10") + "\n" + row("3", "20") + "\n", "t.jsonl"));
+}

@@ -184,3 +184,41 @@ TEST_CASE("a cut gzip stream and an empty file are bad input, not a crash", "[ke
   const stepcast::testing::TempFile deep(std::string(300, '[') + std::string(300, ']'), ".json");
   CHECK_THAT(error_of(deep.path()), Contains("nesting deeper"));
 }
+
+TEST_CASE("timestamps, durations and ids a trace cannot mean are refused at their line and column",
+          "[kernels][reader][bounds]") {
+  struct Case {
+    std::string event;    // the second event of the trace, on line 3
+    std::string at;       // the number whose column is named
+    std::string message;
+  };
+  const auto c = GENERATE(values<Case>({
+      {R"({"ph": "X", "cat": "kernel", "name": "b", "pid": 0, "ts": 1e308, "dur": 5})", "1e308", "ts = 1e+308"},
+      {R"({"ph": "X", "cat": "kernel", "name": "b", "pid": 0, "ts": -Infinity, "dur": 5})", "-Infinity", "ts = -inf"},
+      {R"({"ph": "X", "cat": "kernel", "name": "b", "pid": 0, "ts": 10, "dur": 1e300})", "1e300", "dur = 1e+300"},
+      {R"({"ph": "X", "cat": "kernel", "name": "b", "pid": 1e300, "ts": 10, "dur": 5})", "1e300", "pid = 1e+300"},
+      {R"({"ph": "X", "cat": "kernel", "name": "b", "pid": 0, "ts": 10, "dur": 5, "args": {"External id": -1e99}})",
+       "-1e99", "External id = -1e+99"},
+  }));
+  const std::string first = R"({"ph": "X", "cat": "kernel", "name": "a", "pid": 0, "ts": 1, "dur": 5})";
+  const std::string text = "{\"traceEvents\": [\n" + first + ",\n" + c.event + "\n]}\n";
+  const stepcast::testing::TempFile f(text, ".json");
+  const size_t column = c.event.find(c.at) + 1;
+  const std::string err = error_of(f.path());
+  INFO(err);
+  CHECK_THAT(err, Contains(f.path() + ":3:" + std::to_string(column) + ": " + c.message + ". Violated constraint"));
+  // The same inside a gzip stream: line and column of the decompressed text.
+  const stepcast::testing::TempFile gz("", ".json.gz");
+  write_gz(gz.path(), text);
+  CHECK_THAT(error_of(gz.path()), Contains(gz.path() + ":3:" + std::to_string(column) + ": " + c.message));
+}
+
+TEST_CASE("the command refuses such a trace with exit 2 instead of printing nonsense", "[kernels][reader][bounds][cli]") {
+  const stepcast::testing::TempFile f(
+      "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"a\", \"pid\": 0, \"ts\": 1e308, \"dur\": 5}]}",
+      ".json");
+  const auto r = stepcast::testing::run_cli("kernels " + f.path() + " --format json");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Contains(f.path() + ":1:"));
+  CHECK(r.out.empty());
+}

@@ -56,3 +56,28 @@ class FloorPredictor : public ExactPredictor {
 };
 
 }  // namespace stepcast::testing
+
+namespace stepcast::testing {
+
+// ExactPredictor whose memory is itemised by hand (model/run_memory.hpp): a micro-batch adds step = m1*R*W,
+// run = r1*R*W and, for a new shape, first = s1*R*W GiB to the run's state; `run` says the rest.
+class RunMemoryPredictor : public ExactPredictor {
+ public:
+  RunMemoryPredictor(double m1, double r1, double s1, model::RunMemory run)
+      : ExactPredictor(1e-4, 0.0, 0.01, 0.0, m1), m1_(m1), r1_(r1), s1_(s1), run_(std::move(run)) {}
+  model::MemoryParts memory_parts(const model::MicroBatch& batch) const override {
+    const auto t = static_cast<double>(batch.padded_tokens());
+    return {m1_ * t, r1_ * t, s1_ * t};
+  }
+  model::RunMemory run_memory(model::Allocator allocator) const override {
+    model::RunMemory r = run_;
+    r.allocator = allocator;
+    return r;
+  }
+
+ private:
+  double m1_, r1_, s1_;
+  model::RunMemory run_;
+};
+
+}  // namespace stepcast::testing

@@ -45,7 +45,7 @@ TEST_CASE("plan --gpus sweeps N x strategies x samplers, ranked two ways", "[pla
   const auto& by_wall = p["by_wall_clock"];
   REQUIRE(by_wall.size() >= 10);
   for (size_t i = 1; i < by_wall.size(); ++i)
-    if (by_wall[i]["fits_memory"] == by_wall[i - 1]["fits_memory"])
+    if (by_wall[i]["memory_verdict"] == by_wall[i - 1]["memory_verdict"])
       CHECK(by_wall[i - 1]["wall_clock_s"].get<double>() <= by_wall[i]["wall_clock_s"].get<double>());
   std::set<std::string> strategies;
   for (const auto& plan : by_wall) strategies.insert(plan["strategy"].get<std::string>());
@@ -54,7 +54,8 @@ TEST_CASE("plan --gpus sweeps N x strategies x samplers, ranked two ways", "[pla
   std::filesystem::remove(html.path());
   const auto text = run_cli("plan " + kH200 + " --gpus 2 --report " + html.path());
   CHECK_THAT(text.out, Contains("straggler") && Contains("by GPU-hours"));
-  CHECK_THAT(stepcast::testing::slurp(html.path()), Contains("On 2 GPUs (ddp x2 distributed)") && Contains("straggler"));
+  CHECK_THAT(stepcast::testing::slurp(html.path()), Contains("On 2 GPUs (ddp x2 distributed)") && Contains("straggler") &&
+                                                        Contains("micro-batch and accumulation are per rank"));
 }
 
 TEST_CASE("plan: several GPUs refused without a model, a --gpus, or experts", "[planner][cli][parallel]") {
@@ -66,4 +67,41 @@ TEST_CASE("plan: several GPUs refused without a model, a --gpus, or experts", "[
   CHECK_THAT(seed.err, Contains("model's shape"));
   const auto bad = run_cli("plan " + kH200 + " --gpus 2 --strategy zero9");
   CHECK(bad.exit_code == 2);
+}
+
+TEST_CASE("plan --gpus N opens with the N-GPU plan and says what a step trains", "[planner][cli][parallel]") {
+  // Per rank: R2 x 8 on 8 GPUs is 128 rows a step, 8x what the scenario's R2x8 trains on one GPU; every form
+  // says so, and --accumulation 1 brings it back to 16.
+  const auto text = run_cli("plan " + kH200 + " --gpus 8 --no-sweep");
+  REQUIRE(text.exit_code == 0);
+  const std::string first_line = text.out.substr(0, text.out.find('\n'));
+  CHECK_THAT(first_line, Contains("on 8 GPUs, ddp x8 distributed") && Contains("128 rows per optimizer step"));
+  CHECK_THAT(text.out, Contains("micro-batch and accumulation are per rank: 2 rows x 8 micro-batches x 8 ranks = 128 "
+                                "rows per optimizer step, 8.00x the 16 that R2x8 trains on one GPU; --accumulation 1 "
+                                "keeps 16 rows per step on 8 GPUs"));
+  const auto r = run_cli("plan " + kH200 + " --gpus 8 --no-sweep --format json");
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["parallel"]["batch_semantics"] == "per_rank");
+  CHECK(j["parallel"]["one_gpu_rows_per_step"] == 16);
+  CHECK(j["parallel"]["baseline"]["rows_per_step"] == 128);
+  CHECK(j["parallel"]["baseline"]["micro_batch_per_rank"] == 2);
+  CHECK(j["parallel"]["baseline"]["accumulation_per_rank"] == 8);
+  CHECK_THAT(j["headline"].get<std::string>(), Contains("on 8 GPUs"));
+  // The checks (and --fail-on) judge the N-GPU plan: FSDP over 8 ranks fits where one GPU does not.
+  const auto fsdp = run_cli("plan " + kH200 + " --gpus 8 --strategy fsdp --accumulation 1 --no-sweep --format json");
+  REQUIRE(fsdp.exit_code == 0);
+  const auto f = nlohmann::json::parse(fsdp.out);
+  CHECK(f["parallel"]["baseline"]["rows_per_step"] == 16);
+  // It fits at the point estimate; with no measured whole-run error it is at risk, not "yes".
+  CHECK(f["parallel"]["baseline"]["memory_verdict"] == "at_risk");
+  for (const auto& c : f["checks"])
+    if (c["name"] == "fits_memory") {
+      CHECK(c["value"].get<double>() >= f["parallel"]["baseline"]["peak_gib_per_rank"].get<double>());
+      CHECK(c["value"].get<double>() < f["parallel"]["baseline"]["peak_gib_per_rank"].get<double>() + 1);
+      CHECK(c["passed"] == false);
+    }
+  CHECK(f["baseline"]["memory_verdict"] == "out_of_memory");  // the one-GPU plan, for comparison, does not fit
+  CHECK(run_cli("plan " + kH200 + " --gpus 8 --strategy fsdp --accumulation 1 --no-sweep --fail-on window").exit_code == 0);
+  CHECK(run_cli("plan " + kH200 + " --gpus 8 --strategy fsdp --accumulation 1 --no-sweep --fail-on oom").exit_code == 1);
 }

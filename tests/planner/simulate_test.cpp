@@ -59,8 +59,12 @@ TEST_CASE("ranking: memory, window, no extra truncation, then wall clock", "[pla
   CHECK(extra_truncated_tokens(plan(5, 300), 100) == 200);
   CHECK(extra_truncated_tokens(plan(5, 50), 100) == 0);
   PlanResult oom = plan(1, 0);
-  oom.fits_memory = false;
+  oom.memory.verdict = MemoryVerdict::out_of_memory;
   CHECK(ranks_before(plan(50, 0), oom, 0));
+  PlanResult risky = plan(1, 0);  // fits at the point estimate only: after every plan that fits, before OOM
+  risky.memory.verdict = MemoryVerdict::at_risk;
+  CHECK(ranks_before(plan(50, 0), risky, 0));
+  CHECK(ranks_before(risky, oom, 0));
   // Equivalent plans (every policy at one row per micro-batch) collapse to the first.
   std::vector<PlanResult> plans{plan(7, 0), plan(7, 0), plan(3, 0)};
   plans[1].batching.policy = Policy::bucket_to_pair;
@@ -98,7 +102,10 @@ TEST_CASE("the wall clock of a tiny run adds up by hand", "[planner][simulate]")
   CHECK(p.wall_clock_s == Approx(100 + 147.6 + 4.5 + 7 + 1.5));
   CHECK(p.fits_window);
   CHECK(p.peak_gib == Approx(1 + 0.5 * 12));
-  CHECK(p.fits_memory);
+  // The predictor measured no whole-run error and no CUDA context: it fits at the point estimate only.
+  CHECK(p.memory.verdict == MemoryVerdict::at_risk);
+  CHECK_FALSE(p.fits_memory);
+  CHECK(p.memory.margin_gib == Approx(80 - 7));
   CHECK_FALSE(p.oom.has_value());
   CHECK(p.truncated.tokens == 3);
   CHECK(p.padding_fraction == Approx(6.0 / 28.0));
@@ -156,7 +163,7 @@ TEST_CASE("the sweep keeps rows per optimizer step and ranks feasible plans", "[
   const int64_t lost = result.baseline.truncated.tokens;
   for (size_t i = 1; i < result.recommendations.size(); ++i)
     CHECK_FALSE(ranks_before(result.recommendations[i], result.recommendations[i - 1], lost));
-  for (const auto& p : result.recommendations) CHECK(p.fits_memory);
+  for (const auto& p : result.recommendations) CHECK(p.memory.verdict != MemoryVerdict::out_of_memory);
   CHECK(result.recommendations.front().wall_clock_s < result.baseline.wall_clock_s);
 }
 

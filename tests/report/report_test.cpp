@@ -31,6 +31,10 @@ planner::PlanResult plan(double wall_s, int64_t truncated_tokens = 0) {
   p.truncated.tokens = truncated_tokens;
   p.peak_gib = 100;
   p.memory_limit_gib = 139.8;
+  p.memory.verdict = planner::MemoryVerdict::fits;  // at the interval's upper bound
+  p.memory.limit_gib = p.memory.usable_gib = 139.8;
+  p.memory.need_gib = p.memory.need_high_gib = 100;
+  p.memory.margin_gib = 39.8;
   return p;
 }
 
@@ -56,6 +60,9 @@ planner::PlanResult out_of_memory(double wall_s) {
   planner::PlanResult p = plan(wall_s);
   p.fits_memory = false;
   p.peak_gib = 182.1;
+  p.memory.verdict = planner::MemoryVerdict::out_of_memory;
+  p.memory.need_gib = p.memory.need_high_gib = 182.1;
+  p.memory.margin_gib = 139.8 - 182.1;
   p.oom = planner::OutOfMemory{41, 6, 2, 11358, 140.5, 139.8};
   return p;
 }
@@ -106,7 +113,7 @@ TEST_CASE("a plan that runs out of memory says DOES NOT FIT first, in every form
   Fixture f(out_of_memory(6.38 * 3600), {plan(4.4 * 3600)});
   const std::string line = report::headline(f.out);
   CHECK_THAT(line, StartsWith("DOES NOT FIT: the baseline (pad-to-longest R2x8 L16384) runs out of memory at "
-                              "micro-batch 41, optimizer step 6 (2 x 11358: 140.5 GiB > 139.8 GiB)"));
+                              "micro-batch 41, optimizer step 6 (2 x 11358: 140.5 GiB > 139.8 GiB usable)"));
   CHECK_THAT(line, Contains("best plan that fits in memory: 1. pad-to-longest R2x8 L16384, 4.40 h"));
   std::ostringstream text;
   report::print_plan_text(text, f.out);
@@ -186,4 +193,30 @@ TEST_CASE("the JSON envelope carries the schema and the build", "[report][json]"
   CHECK_FALSE(report::all_passed({{"a", 1.5, 2, true}, {"b", 3, 2, false}}));
   CHECK_THAT(report::version_text(), StartsWith("stepcast " + report::stepcast_version() + " (commit ") &&
                                          Contains("features: calibrate ") && Contains("harness ") && Contains("cupti "));
+}
+
+TEST_CASE("a plan that fits at the point estimate only says AT RISK, amber, and fails --fail-on oom", "[report][headline]") {
+  planner::PlanResult risky = plan(6 * 3600);
+  risky.fits_memory = false;
+  risky.memory.verdict = planner::MemoryVerdict::at_risk;
+  risky.memory.peak_low_gib = 98.0;
+  risky.memory.peak_high_gib = 141.0;
+  risky.memory.need_high_gib = 141.0;
+  risky.memory.margin_gib = 139.8 - 141.0;
+  risky.memory.risks = {"fits at the point estimate only: the 90 % upper bound needs 141.0 GiB of 139.8 GiB"};
+  Fixture f(risky);
+  const std::string line = report::headline(f.out);
+  CHECK_THAT(line, StartsWith("AT RISK: the baseline (pad-to-longest R2x8 L16384) takes 6.00 h of the 13.9 h window, "
+                              "peak 100.0 GiB (90 %: 98.0-141.0 GiB) of 139.8 GiB usable, margin -1.2 GiB; at risk: fits "
+                              "at the point estimate only"));
+  CHECK_THAT(html_of(f.out), Contains("<p class='headline risk'>AT RISK:") && Contains("<td>at risk</td>"));
+  const auto checks = report::plan_checks(f.out);
+  CHECK(checks[0].name == "fits_memory");
+  CHECK_FALSE(checks[0].passed);
+  CHECK(checks[0].value == Approx(141.0));
+  CHECK(checks[0].bar == Approx(139.8));
+  const auto j = report::plan_json(f.out);
+  CHECK(j["baseline"]["memory_verdict"] == "at_risk");
+  CHECK(j["baseline"]["memory"]["margin_gib"].get<double>() == Approx(-1.2));
+  CHECK(j["fits"] == false);
 }
