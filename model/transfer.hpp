@@ -45,7 +45,7 @@ struct TransferAsk {
   // A model transfer with both known re-prices the host side by them; else the host side carries as it is.
   double source_launches = 0;
   double target_launches = 0;
-  TransferSizes sizes;
+  TransferSizes sizes{};
 };
 
 struct Transfer {
