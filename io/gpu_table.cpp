@@ -1,5 +1,6 @@
 #include "io/gpu_table.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <map>
@@ -88,12 +89,28 @@ void read_default_coefficients(MapReader& entry, std::string& out) {
                   "file, relative to the folder of this table");
 }
 
+// AMD devices name their arch (gfx942); an NVIDIA device's is its compute capability's ("sm" + digits).
+void read_arch(MapReader& entry, model::GpuSpec& g, std::vector<std::string>& figures) {
+  if (!entry.has("arch")) {
+    if (g.vendor == "amd") entry.problem("no arch. Violated constraint: an AMD device names its gfx arch (gfx942)");
+    return;
+  }
+  entry.read("arch", g.arch, false);
+  figures.push_back("arch");
+  if (g.vendor != "amd")
+    entry.problem(entry.node("arch"), "arch on an NVIDIA device. Violated constraint: AMD devices only (an NVIDIA "
+                                      "device's arch is its compute_capability's, sm90 for 9.0)");
+  else if (g.arch.rfind("gfx", 0) != 0)
+    entry.problem(entry.node("arch"), "arch = '" + g.arch + "'. Violated constraint: a gfx name, e.g. gfx942");
+}
+
 model::GpuSpec read_entry(MapReader& entry) {
   model::GpuSpec g;
   entry.read("name", g.name, true);
   if (entry.has("aliases")) entry.read_list("aliases", g.aliases, false);
   entry.read_choice("vendor", g.vendor, {"nvidia", "amd"}, true);
   std::vector<std::string> figures;
+  read_arch(entry, g, figures);
   if (entry.has("compute_capability")) {
     std::string cc;
     entry.read("compute_capability", cc, false);
@@ -117,7 +134,62 @@ model::GpuSpec read_entry(MapReader& entry) {
   read_sources(entry, figures);
   entry.finish();
   if (g.sm < 0) g.sm = 0;
+  if (g.vendor == "nvidia" && g.sm > 0) g.arch = "sm" + std::to_string(g.sm);
   return g;
+}
+
+const std::vector<std::string> kPaths = {"mma", "wgmma", "tcgen05", "mfma"};
+
+// "family/path" (a tensor category) or "family" (memory).
+void read_kernel(MapReader& kernels, model::KernelCategory category, model::KernelChoice& out) {
+  const std::string key = model::kernel_category_name(category);
+  std::string text;
+  if (!kernels.read(key, text, true)) return;
+  const size_t slash = text.find('/');
+  const bool memory = category == model::KernelCategory::memory;
+  if (memory) {
+    if (slash != std::string::npos || text.empty())
+      kernels.problem(kernels.node(key), key + " = '" + text + "'. Violated constraint: a family name alone (copy)");
+    out.family = text;
+    return;
+  }
+  out.family = text.substr(0, slash);
+  out.path = slash == std::string::npos ? "" : text.substr(slash + 1);
+  if (slash == std::string::npos || out.family.empty() ||
+      std::find(kPaths.begin(), kPaths.end(), out.path) == kPaths.end())
+    kernels.problem(kernels.node(key), key + " = '" + text +
+                                           "'. Violated constraint: family/path with path one of mma, wgmma, tcgen05, mfma");
+}
+
+model::ArchSpec read_arch_entry(MapReader& entry) {
+  model::ArchSpec a;
+  entry.read("name", a.name, true);
+  entry.read_choice("vendor", a.vendor, {"nvidia", "amd"}, true);
+  entry.read_choice("native_path", a.native_path, kPaths, true);
+  MapReader kernels = entry.child("kernels");
+  for (int c = 0; c < model::kKernelCategories; ++c)
+    read_kernel(kernels, static_cast<model::KernelCategory>(c), a.kernels[c]);
+  kernels.finish();
+  if (entry.has("sources")) entry.node("sources");  // free text: why each family runs there
+  entry.finish();
+  return a;
+}
+
+std::vector<model::ArchSpec> read_archs(MapReader& top, const std::string& path, Diagnostics& diagnostics) {
+  std::vector<model::ArchSpec> archs;
+  YAML::Node list = top.node("archs");
+  if (!list.IsSequence() || list.size() == 0) {
+    top.problem("archs is missing or empty. Violated constraint: a list of architectures (docs/gpus.md)");
+    return archs;
+  }
+  for (size_t i = 0; i < list.size(); ++i) {
+    MapReader entry(list[i], path, "archs[" + std::to_string(i) + "]", diagnostics);
+    model::ArchSpec a = read_arch_entry(entry);
+    if (model::find_arch(archs, a.name) != nullptr)
+      entry.problem("arch '" + a.name + "' is listed twice. Violated constraint: each arch once");
+    archs.push_back(a);
+  }
+  return archs;
 }
 
 std::string quoted(const std::string& s) {
@@ -131,11 +203,14 @@ std::string quoted(const std::string& s) {
 
 }  // namespace
 
-std::vector<model::GpuSpec> load_gpu_table(const std::string& path) {
+std::vector<model::GpuSpec> load_gpu_table(const std::string& path) { return load_gpu_tables(path).gpus; }
+
+GpuTable load_gpu_tables(const std::string& path) {
   YAML::Node root = load_yaml_file(path);
   Diagnostics diagnostics;
   MapReader top(root, path, "", diagnostics);
   std::vector<model::GpuSpec> table;
+  std::vector<YAML::Mark> marks;
   YAML::Node list = top.node("gpus");
   if (!list.IsSequence() || list.size() == 0) {
     top.problem(list.IsDefined() ? list : root, "gpus is missing or empty. Violated constraint: a list of devices");
@@ -153,11 +228,17 @@ std::vector<model::GpuSpec> load_gpu_table(const std::string& path) {
           entry.problem("'" + s + "' names '" + it->second + "' already. Violated constraint: names and aliases unique");
       }
       table.push_back(g);
+      marks.push_back(list[i].Mark());
     }
   }
+  std::vector<model::ArchSpec> archs = read_archs(top, path, diagnostics);
+  for (size_t i = 0; i < table.size() && !archs.empty(); ++i)
+    if (!table[i].arch.empty() && model::find_arch(archs, table[i].arch) == nullptr)
+      diagnostics.add(where(path, marks[i]) + ": gpus[" + std::to_string(i) + "]: arch '" + table[i].arch + "' of '" +
+                      table[i].name + "' is not in archs. Violated constraint: every GPU's arch listed once");
   top.finish();
   diagnostics.throw_if_any();
-  return table;
+  return {table, archs};
 }
 
 std::string gpu_table_initialiser(const std::vector<model::GpuSpec>& table) {
@@ -171,7 +252,18 @@ std::string gpu_table_initialiser(const std::vector<model::GpuSpec>& table) {
     out << "}, " << quoted(g.vendor) << ", " << g.sm << ", " << g.capacity_gib << ", {" << p.bf16_tflops << ", "
         << p.fp32_tflops << ", " << p.memory_gbs << ", " << p.memory_gb << ", " << p.sms << ", " << p.l2_mb << "}, {"
         << ic.nvlink_generation << ", " << ic.nvlink_gbps << ", " << ic.pcie_generation << ", " << ic.pcie_gbps
-        << "}, " << quoted(g.default_coefficients) << "},\n";
+        << "}, " << quoted(g.default_coefficients) << ", " << quoted(g.arch) << "},\n";
+  }
+  return out.str();
+}
+
+std::string arch_table_initialiser(const std::vector<model::ArchSpec>& archs) {
+  std::ostringstream out;
+  for (const auto& a : archs) {
+    out << "    {" << quoted(a.name) << ", " << quoted(a.vendor) << ", " << quoted(a.native_path) << ", {";
+    for (int c = 0; c < model::kKernelCategories; ++c)
+      out << (c ? ", " : "") << "{" << quoted(a.kernels[c].family) << ", " << quoted(a.kernels[c].path) << "}";
+    out << "}},\n";
   }
   return out.str();
 }

@@ -14,6 +14,14 @@ const std::vector<GpuSpec>& known_gpus() {
   return table;
 }
 
+const std::vector<ArchSpec>& known_archs() {
+  // Generated from scenarios/gpus.yaml's archs by stepcast_gpu_table at build time.
+  static const std::vector<ArchSpec> archs{
+#include "arch_table.inc"
+  };
+  return archs;
+}
+
 const GpuSpec* find_gpu(const std::vector<GpuSpec>& table, const std::string& name) {
   for (const GpuSpec& g : table)
     if (g.name == name || std::find(g.aliases.begin(), g.aliases.end(), name) != g.aliases.end()) return &g;
@@ -31,7 +39,7 @@ GpuInfo gpu_info(const std::string& name) {
     throw InputError("GPU '" + name + "' is not in scenarios/gpus.yaml. Violated constraint: one of " + names +
                      " (exact names; add a device to scenarios/gpus.yaml, docs/families.md)");
   }
-  return GpuInfo{g->name, g->vendor, g->sm, g->capacity_gib, g->peaks};
+  return GpuInfo{g->name, g->vendor, g->sm, g->arch, g->capacity_gib, g->peaks};
 }
 
 }  // namespace stepcast::model

@@ -23,6 +23,7 @@ struct GpuInfo {
   std::string name;           // the table's name for it (an alias resolves to this)
   std::string vendor;         // "nvidia", "amd"
   int sm = 0;                 // CUDA compute capability x10 (90 = Hopper, 120 = workstation Blackwell); 0 = none
+  std::string arch;           // "sm90", "sm120", "gfx942": a name in the table's archs (ArchSpec)
   double capacity_gib = 0;    // device memory the allocator can use; 0 = unknown
   GpuPeaks peaks;
 };
@@ -47,10 +48,48 @@ struct GpuSpec {
   // The GPU's default per-category predictor: a coefficient file relative to scenarios/ (what plan, predict, drift
   // and validate use for a model when no --coefficients is given, predict/predictor.hpp); empty: none.
   std::string default_coefficients;
+  std::string arch;                  // "sm" + compute capability digits for NVIDIA, the gfx name for AMD
+};
+
+// The kernel family a step category runs on an arch and the tensor-core instruction path it issues
+// (scenarios/gpus.yaml, archs; docs/gpus.md). Paths: "mma" (mma.sync, sm80-style), "wgmma" (sm90), "tcgen05"
+// (sm100), "mfma" (AMD CDNA); memory-bound families have none ("").
+struct KernelChoice {
+  std::string family;  // "blas", "flash2", "cudnn", "cutlass_efficient", "ck", "copy", ...
+  std::string path;
+};
+
+// Categories an arch declares a kernel for, in the order of ArchSpec::kernels.
+enum class KernelCategory { gemm, attention, attention_efficient, memory };
+constexpr int kKernelCategories = 4;
+// "gemm", "attention", "attention_efficient", "memory". Inline (like find_arch): the build-time reader of
+// scenarios/gpus.yaml uses them before this library exists.
+inline const char* kernel_category_name(KernelCategory c) {
+  constexpr const char* kNames[kKernelCategories] = {"gemm", "attention", "attention_efficient", "memory"};
+  return kNames[static_cast<int>(c)];
+}
+
+// One entry of scenarios/gpus.yaml's archs.
+struct ArchSpec {
+  std::string name;         // "sm90"
+  std::string vendor;
+  std::string native_path;  // the path the datasheet's peak is quoted for
+  KernelChoice kernels[kKernelCategories];
+  const KernelChoice& kernel(KernelCategory c) const { return kernels[static_cast<int>(c)]; }
 };
 
 // The shipped table, in file order.
 const std::vector<GpuSpec>& known_gpus();
+
+// The shipped archs, in file order; every GPU's arch is one of them (the reader checks).
+const std::vector<ArchSpec>& known_archs();
+
+// The arch called `name`; nullptr for none.
+inline const ArchSpec* find_arch(const std::vector<ArchSpec>& archs, const std::string& name) {
+  for (const ArchSpec& a : archs)
+    if (a.name == name) return &a;
+  return nullptr;
+}
 
 // The entry whose name or alias is exactly `name`; nullptr for none.
 const GpuSpec* find_gpu(const std::vector<GpuSpec>& table, const std::string& name);

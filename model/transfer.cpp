@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "model/errors.hpp"
+#include "model/gpu_efficiency.hpp"
 #include "model/tiers.hpp"
 
 namespace stepcast::model {
@@ -58,20 +59,101 @@ std::string number(double v) {
   return s.str();
 }
 
-// Scales every selected term that runs against a GPU rate by source rate / target rate.
-void carry_to_gpu(Coefficients& c, const GpuInfo& from, const GpuInfo& to) {
+// Refuses a transfer of a selected term when either GPU lacks the datasheet figure its rate is a fraction of.
+void require_peaks(const Coefficients& c, const GpuInfo& from, const GpuInfo& to) {
   for (int i = 0; i < kStepTerms; ++i) {
     const Rate r = rate_of(i);
     if (r == Rate::none || !c.step[i].selected) continue;
-    const double src = rate(from, r), dst = rate(to, r);
-    for (const auto& [gpu, value] : {std::pair{&from, src}, std::pair{&to, dst}})
-      if (!(value > 0))
+    for (const GpuInfo* gpu : {&from, &to})
+      if (!(rate(*gpu, r) > 0))
         throw InputError("GPU '" + gpu->name + "' has no " + rate_key(r) + " in scenarios/gpus.yaml. Violated " +
                          "constraint: a transfer of " + step_term_names()[i] +
                          " needs that figure for both GPUs (docs/method.md, \"Transfer\")");
-    c.step[i].value *= src / dst;
-    c.step[i].std_error *= src / dst;
   }
+}
+
+// The kernel category of the GPU table's archs whose public curves carry a step term; false for the terms with
+// no published counterpart (LoRA's fp32 GEMMs) and the host side.
+bool category_of(int term, KernelCategory& out) {
+  switch (term) {
+    case kGemm:
+    case kExpertGemm:
+    case kAttentionMath: out = KernelCategory::gemm; return true;  // the math backend's bmm are GEMMs
+    case kAttention: out = KernelCategory::attention; return true;
+    case kAttentionEfficient:
+    case kMaskPath: out = KernelCategory::attention_efficient; return true;  // a padding mask: the masked kernel
+    case kExpertStream:
+    case kMemoryBound: out = KernelCategory::memory; return true;
+    default: return false;
+  }
+}
+
+double category_size(KernelCategory c, const TransferSizes& s) {
+  switch (c) {
+    case KernelCategory::gemm: return s.gemm_dim;
+    case KernelCategory::attention:
+    case KernelCategory::attention_efficient: return s.attention_seqlen;
+    case KernelCategory::memory: return s.memory_bytes;
+  }
+  return 0;
+}
+
+// The sizes asked, or the defaults of TransferSizes (the attention one from the fitted widths).
+TransferSizes sizes_for(const TransferSizes& asked, const ShapeDomain& d) {
+  TransferSizes s = asked;
+  if (!(s.gemm_dim > 0)) s.gemm_dim = 4096;
+  if (!(s.attention_seqlen > 0))
+    s.attention_seqlen = d.known && d.width_min > 0 ? std::sqrt(static_cast<double>(d.width_min) * d.width_max) : 4096;
+  if (!(s.memory_bytes > 0)) s.memory_bytes = 256.0 * (1 << 20);
+  return s;
+}
+
+std::string level_text(const Achieved& a) {
+  if (a.level == "none") return "no public point: the path's ceiling";
+  std::string files;
+  for (const auto& f : a.curve.files) files += (files.empty() ? "" : ", ") + f;
+  return a.level + " level, " + std::to_string(a.curve.points) + " points (" + files + ")";
+}
+
+std::string side_text(const GpuInfo& g, const Achieved& a) {
+  std::string t = g.arch + " " + a.family + (a.path.empty() ? "" : "/" + a.path) + " " + number(a.rate) +
+                  (a.path.empty() ? " GB/s" : " TFLOP/s");
+  if (a.path_factor.how != "native")
+    t += " [path ceiling " + number(a.path_factor.value) + " of peak, " + a.path_factor.how + ", " +
+         std::to_string(a.path_factor.points) + " points]";
+  return t + " [" + level_text(a) + "]";
+}
+
+// Scales every selected term that runs against a GPU rate by what the two GPUs' kernels of its category achieve
+// (model/gpu_efficiency.hpp); LoRA's fp32 term by the FP32 peaks. Returns one evidence line per category used.
+std::vector<std::string> carry_to_gpu_by_public_data(Coefficients& c, const GpuInfo& from, const GpuInfo& to,
+                                                     const TransferSizes& sizes) {
+  require_peaks(c, from, to);
+  const EfficiencyModel& m = shipped_efficiency();
+  std::vector<std::string> evidence;
+  std::array<bool, kKernelCategories> told{};
+  for (int i = 0; i < kStepTerms; ++i) {
+    const Rate r = rate_of(i);
+    if (r == Rate::none || !c.step[i].selected) continue;
+    KernelCategory cat{};
+    double factor = rate(from, r) / rate(to, r);
+    if (category_of(i, cat)) {
+      const double x = category_size(cat, sizes);
+      const Achieved src = m.achieved(from, cat, x), dst = m.achieved(to, cat, x);
+      factor = src.rate / dst.rate;
+      if (!told[static_cast<int>(cat)]) {
+        told[static_cast<int>(cat)] = true;
+        evidence.push_back(std::string(kernel_category_name(cat)) + " x" + number(factor) + " at size " + number(x) +
+                           ": " + side_text(from, src) + " -> " + side_text(to, dst));
+      }
+    } else if (i == kLoraGemm) {
+      evidence.push_back("lora_gemm x" + number(factor) + ": no public fp32 GEMM points, by peak FP32 " +
+                         number(rate(from, r)) + " -> " + number(rate(to, r)) + " TFLOP/s");
+    }
+    c.step[i].value *= factor;
+    c.step[i].std_error *= factor;
+  }
+  return evidence;
 }
 
 // What a step's fixed cost grows by per 1000 kernel launches, seconds (docs/method.md, "Launches"): Gemma-4's
@@ -148,13 +230,19 @@ Transfer transfer_coefficients(const Coefficients& c, const TransferAsk& ask, bo
     t.transfer_half_width += held_out_error(launches_known ? kModelTransfer : kModelTransferNoLaunches);
   }
   if (t.gpu.name != from.name) {
-    carry_to_gpu(t.coefficients, from, t.gpu);
-    t.changes.push_back("GPU '" + from.name + "' -> '" + t.gpu.name + "' (compute efficiencies carried by peak BF16 " +
-                        number(from.peaks.bf16_tflops) + " -> " + number(t.gpu.peaks.bf16_tflops) + " TFLOP/s)");
+    t.gpu_evidence = carry_to_gpu_by_public_data(t.coefficients, from, t.gpu, sizes_for(ask.sizes, c.domain));
+    const Distance d = gpu_distance(from, t.gpu);
+    const ErrorBand band = shipped_band(d);
+    t.changes.push_back("GPU '" + from.name + "' -> '" + t.gpu.name + "' (" + from.arch + " -> " + t.gpu.arch +
+                        ": each category by its kernels' public efficiencies, docs/gpus.md)");
+    t.gpu_evidence.push_back("interval: +-" + number(100 * band.half_width) + " % for " + distance_name(d) +
+                             " (90 % of " + std::to_string(band.pairs) + " held-out pairs of published points, " +
+                             std::to_string(band.gpus) + " GPUs predicted)");
     t.provenance.push_back(Provenance::transferred_gpu);
     mismatches.push_back("GPU '" + t.gpu.name + "' (the coefficients are '" + from.name + "')");
     t.coefficients.gpu = t.gpu.name;
-    t.transfer_half_width += held_out_error(kGpuTransfer);
+    // The measured band of the distance between the two GPUs (model/gpu_efficiency.hpp), padded or not.
+    t.transfer_half_width += HalfWidth{band.half_width, band.half_width};
   }
   if (!ask.tier.empty() && canonical_tier(ask.tier) != canonical_tier(c.tier)) {
     t.changes.push_back("tier '" + c.tier + "' -> '" + ask.tier + "' (each layer re-planned, rates kept)");
@@ -256,6 +344,7 @@ std::string Transfer::summary() const {
   if (changes.empty()) return "calibrated: " + coefficients.model + " on " + gpu.name + ", tier " + coefficients.tier;
   std::string s = "transferred:";
   for (size_t i = 0; i < changes.size(); ++i) s += (i ? "; " : " ") + changes[i];
+  for (const auto& line : gpu_evidence) s += "\n  " + line;  // what the GPU factors rest on, one line each
   return s;
 }
 

@@ -3,9 +3,11 @@
 //
 // A compute coefficient in seconds per TFLOP is the inverse of an achieved rate; divided by the GPU's dense
 // BF16 peak it is an efficiency, dimensionless:   efficiency = 1 / (c [s/TFLOP] x peak [TFLOP/s]).
-// The expert-streaming coefficient (s/GB) is the same against memory bandwidth (GB/s). An efficiency carries
-// to another GPU as it is, so the coefficient scales by the ratio of peaks:
-//   c_target = c_source x peak_source / peak_target.
+// The expert-streaming coefficient (s/GB) is the same against memory bandwidth (GB/s). To another GPU a
+// coefficient scales by the ratio of what the two GPUs' kernels of its category achieve, fitted to public
+// measurements (model/gpu_efficiency.hpp: peak x the path's ceiling x the family's efficiency):
+//   c_target = c_source x achieved_source / achieved_target
+// (the LoRA adapters' fp32 GEMMs, for which nothing was published, by the ratio of FP32 peaks).
 // The host-side terms (fixed seconds, seconds per thousand launches) are CPU and driver costs: they carry as they
 // are to another GPU, and to another model by its kernel launches (model/launches.hpp): the launch count of the
 // host term, and the part of fixed_s that is per launch (docs/method.md, "Launches"); so do the memory terms (bytes per token are the
@@ -26,6 +28,15 @@ namespace stepcast::model {
 enum class Provenance { calibrated, transferred_model, transferred_gpu, transferred_tier, extrapolated_shape };
 std::string provenance_name(Provenance p);  // "calibrated", "transferred-gpu", ...
 
+// The sizes a GPU transfer reads the public efficiency curves at (model/gpu_efficiency.hpp); 0 = the default:
+// GEMM cbrt(m n k) 4096 (a few thousand tokens through a few-thousand-wide projection), attention the geometric
+// mean of the coefficients' fitted widths (4096 when unknown), memory 256 MiB a kernel (the curves' plateau).
+struct TransferSizes {
+  double gemm_dim = 0;
+  double attention_seqlen = 0;
+  double memory_bytes = 0;
+};
+
 // What the user asks to predict; an empty field means "the coefficients' own".
 struct TransferAsk {
   std::string model;  // the model's name (ModelShape::name)
@@ -35,6 +46,7 @@ struct TransferAsk {
   // A model transfer with both known re-prices the host side by them; else the host side carries as it is.
   double source_launches = 0;
   double target_launches = 0;
+  TransferSizes sizes{};
 };
 
 struct Transfer {
@@ -42,8 +54,8 @@ struct Transfer {
   GpuInfo gpu;                          // the GPU predicted
   std::vector<Provenance> provenance;   // {calibrated} when nothing was transferred
   std::vector<std::string> changes;     // "GPU 'NVIDIA H200' -> 'NVIDIA L40S'", one per transferred part
-  // The first output line: "transferred: GPU 'A' -> 'B' (compute efficiencies carried by peak BF16 989.4 -> 362.1
-  // TFLOP/s), ..." or "calibrated: ...".
+  // The first output line: "transferred: GPU 'A' -> 'B' (sm90 -> sm89: ...), ..." or "calibrated: ...", then,
+  // for a GPU transfer, one indented line per category factor and the interval's band (gpu_evidence).
   std::string summary() const;
   bool transferred() const { return !changes.empty(); }
   // Relative half-width of the 90 % step interval of the transfers, padded and unpadded, the sum of each kind's
@@ -55,6 +67,9 @@ struct Transfer {
   StackError stack_error;
   // Why the predicted shape lies outside the coefficients' fitted domain; empty inside it or when unknown.
   std::string extrapolation;
+  // A GPU transfer: per category, the factor applied and the public data it rests on (docs/gpus.md), and the
+  // measured error band of the GPUs' distance; empty otherwise. Printed after the summary.
+  std::vector<std::string> gpu_evidence;
 };
 
 // "domain: rows 1-8, width 1024-16384, tokens 1024-16384 (the step fit's records)", or "domain: unknown"

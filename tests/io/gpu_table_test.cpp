@@ -67,3 +67,69 @@ TEST_CASE("GPU table problems carry file:line:col", "[gpus]") {
     CHECK_THAT(std::string(e.what()), Contains(c.expect));
   }
 }
+
+namespace {
+// A minimal valid table: one NVIDIA GPU of sm90 and its arch.
+const std::string kArchs =
+    "archs:\n  - name: sm90\n    vendor: nvidia\n    native_path: wgmma\n"
+    "    kernels: {gemm: blas/wgmma, attention: cudnn/wgmma, attention_efficient: cutlass_efficient/mma, memory: copy}\n";
+const std::string kGpu = "gpus:\n  - name: A\n    vendor: nvidia\n    compute_capability: \"9.0\"\n"
+                         "    sources: {compute_capability: x}\n";
+}  // namespace
+
+TEST_CASE("every GPU's arch is declared once, with a family and path per category", "[gpus]") {
+  testing::TempFile ok(kGpu + kArchs, ".yaml");
+  const io::GpuTable t = io::load_gpu_tables(ok.path());
+  REQUIRE(t.gpus.size() == 1);
+  CHECK(t.gpus[0].arch == "sm90");
+  REQUIRE(t.archs.size() == 1);
+  CHECK(t.archs[0].native_path == "wgmma");
+  CHECK(t.archs[0].kernel(model::KernelCategory::attention_efficient).family == "cutlass_efficient");
+  CHECK(t.archs[0].kernel(model::KernelCategory::attention_efficient).path == "mma");
+  CHECK(t.archs[0].kernel(model::KernelCategory::memory).path.empty());
+
+  struct Case {
+    std::string text, expect;
+  };
+  auto c = GENERATE_COPY(values<Case>({
+      {kGpu, "archs is missing or empty"},
+      {"gpus:\n  - name: A\n    vendor: nvidia\n    compute_capability: \"8.9\"\n    sources: {compute_capability: x}\n" + kArchs,
+       ":2:5: gpus[0]: arch 'sm89' of 'A' is not in archs"},
+      {kGpu + kArchs + kArchs.substr(7), "arch 'sm90' is listed twice"},
+      {kGpu + "archs:\n  - name: sm90\n    vendor: nvidia\n    native_path: wgmma\n"
+              "    kernels: {gemm: blas/wmma, attention: cudnn/wgmma, attention_efficient: x/mma, memory: copy}\n",
+       ":10:21: gemm = 'blas/wmma'. Violated constraint: family/path"},
+      {kGpu + "archs:\n  - name: sm90\n    vendor: nvidia\n    native_path: wgmma\n"
+              "    kernels: {gemm: blas/wgmma, attention: cudnn/wgmma, attention_efficient: x/mma, memory: copy/mma}\n",
+       "memory = 'copy/mma'"},
+      {kGpu + "archs:\n  - name: sm90\n    vendor: nvidia\n    native_path: wgmma\n    kernels: {gemm: blas/wgmma}\n",
+       "attention"},
+      {"gpus:\n  - name: M\n    vendor: amd\n" + kArchs, "no arch. Violated constraint: an AMD device names its gfx arch"},
+      {"gpus:\n  - name: M\n    vendor: nvidia\n    arch: gfx942\n    sources: {arch: x}\n" + kArchs, "arch on an NVIDIA device"},
+  }));
+  testing::TempFile f(c.text, ".yaml");
+  INFO(c.text);
+  try {
+    io::load_gpu_tables(f.path());
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK_THAT(std::string(e.what()), Contains(c.expect));
+  }
+}
+
+TEST_CASE("the shipped archs are the ones compiled in, and every GPU's arch is among them", "[gpus]") {
+  const io::GpuTable t = io::load_gpu_tables(STEPCAST_SCENARIOS "/gpus.yaml");
+  REQUIRE(t.archs.size() == model::known_archs().size());
+  for (size_t i = 0; i < t.archs.size(); ++i) {
+    CHECK(t.archs[i].name == model::known_archs()[i].name);
+    CHECK(t.archs[i].native_path == model::known_archs()[i].native_path);
+  }
+  for (const auto& g : model::known_gpus()) {
+    INFO(g.name);
+    CHECK(model::find_arch(model::known_archs(), g.arch) != nullptr);
+  }
+  // The seed's finding as data: the memory-efficient kernels are sm80 code on every NVIDIA arch.
+  for (const char* arch : {"sm90", "sm100", "sm120"})
+    CHECK(model::find_arch(model::known_archs(), arch)->kernel(model::KernelCategory::attention_efficient).path == "mma");
+  CHECK(model::find_arch(model::known_archs(), "sm90")->native_path == "wgmma");
+}

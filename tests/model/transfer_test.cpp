@@ -3,6 +3,7 @@
 
 #include "catch.hpp"
 #include "model/errors.hpp"
+#include "model/gpu_efficiency.hpp"
 #include "model/transfer.hpp"
 
 using namespace stepcast;
@@ -32,21 +33,57 @@ TEST_CASE("an efficiency is one over seconds-per-TFLOP times the peak", "[transf
   CHECK(e[model::kAttentionMath] == 0);  // not selected
 }
 
-TEST_CASE("a GPU transfer keeps every efficiency and the host and memory terms", "[transfer]") {
+TEST_CASE("a GPU transfer carries each category by its kernels' public efficiencies, the host and memory terms as they are",
+          "[transfer]") {
   const auto c = h200_like();
   const auto t = model::transfer_coefficients(c, {"", "NVIDIA RTX PRO 6000 Blackwell", ""}, true);
-  const auto to = model::gpu_info("NVIDIA RTX PRO 6000 Blackwell");
+  const auto from = model::gpu_info("NVIDIA H200"), to = model::gpu_info("NVIDIA RTX PRO 6000 Blackwell");
   CHECK(t.coefficients.gpu == to.name);
-  const auto before = model::step_efficiencies(c, model::gpu_info("NVIDIA H200"));
-  const auto after = model::step_efficiencies(t.coefficients, to);
-  for (int i = 0; i < model::kStepTerms; ++i) CHECK(after[i] == Approx(before[i]));
-  CHECK(t.coefficients.step[model::kGemm].value == Approx(0.0065 * 989.4 / 503.8));
-  CHECK(t.coefficients.step[model::kExpertStream].value == Approx(0.002 * 4800 / 1792));
+  // Each rate scales by what the two GPUs achieve for its category (model/gpu_efficiency.hpp), at 4096.
+  const auto& m = model::shipped_efficiency();
+  const double gemm = m.achieved(from, model::KernelCategory::gemm, 4096).rate /
+                      m.achieved(to, model::KernelCategory::gemm, 4096).rate;
+  CHECK(t.coefficients.step[model::kGemm].value == Approx(0.0065 * gemm));
+  const double attention = m.achieved(from, model::KernelCategory::attention, 4096).rate /
+                           m.achieved(to, model::KernelCategory::attention, 4096).rate;
+  CHECK(t.coefficients.step[model::kAttention].value == Approx(0.0083 * attention));
+  const double memory = m.achieved(from, model::KernelCategory::memory, 256.0 * (1 << 20)).rate /
+                        m.achieved(to, model::KernelCategory::memory, 256.0 * (1 << 20)).rate;
+  CHECK(t.coefficients.step[model::kExpertStream].value == Approx(0.002 * memory));
   CHECK(t.coefficients.step[model::kFixed].value == 0.18);
   CHECK(t.coefficients.memory[model::kMemToken].value == 4277);
   REQUIRE(t.provenance.size() == 1);
   CHECK(t.provenance[0] == model::Provenance::transferred_gpu);
   CHECK_THAT(t.summary(), Contains("transferred: GPU 'NVIDIA H200' -> 'NVIDIA RTX PRO 6000 Blackwell"));
+  CHECK_THAT(t.summary(), Contains("sm90 -> sm120"));
+  // The data each factor rests on, and the band of the distance, under the summary.
+  CHECK_THAT(t.summary(), Contains("\n  gemm x"));
+  CHECK_THAT(t.summary(), Contains(".csv"));
+  CHECK_THAT(t.summary(), Contains("interval: +-"));
+  CHECK_THAT(t.summary(), Contains("another arch"));
+  CHECK(t.transfer_half_width == Approx(model::shipped_band(model::Distance::another_arch).half_width));
+}
+
+TEST_CASE("an sm80 kernel on sm90 runs against mma.sync's ceiling, not the H200's wgmma peak", "[transfer]") {
+  // The seed's finding as data: PyTorch's memory-efficient attention is sm80 CUTLASS code on both cards; from
+  // the H200 to the sm_120 card its rate carries by the two mma.sync ceilings, not by the datasheets' peaks.
+  auto c = h200_like();
+  c.step[model::kAttentionEfficient] = {0.0187, 0, true, ""};
+  const auto t = model::transfer_coefficients(c, {"", "NVIDIA RTX PRO 6000 Blackwell", ""}, true);
+  const double mma_sm90 = model::shipped_efficiency().path_factor("sm90", "mma").value;
+  CHECK(mma_sm90 == Approx(0.6526));  // the published probe (measurements/public/blackwell-tensorcore-kernels.csv)
+  CHECK(t.coefficients.step[model::kAttentionEfficient].value == Approx(0.0187 * 989.4 * mma_sm90 / 503.8));
+  CHECK(t.coefficients.step[model::kAttentionEfficient].value < 0.0187 * 989.4 / 503.8);  // faster than by peaks
+}
+
+TEST_CASE("the GPU transfer's interval widens with distance", "[transfer]") {
+  const auto c = h200_like();
+  const double same = model::transfer_coefficients(c, {"", "NVIDIA H100 80GB HBM3", ""}, true).transfer_half_width;
+  const double other = model::transfer_coefficients(c, {"", "NVIDIA A100-SXM4-80GB", ""}, true).transfer_half_width;
+  const double vendor = model::transfer_coefficients(c, {"", "AMD Instinct MI300X", ""}, true).transfer_half_width;
+  CHECK(same > 0);
+  CHECK(same < other);
+  CHECK(other < vendor);
 }
 
 TEST_CASE("another model, GPU or tier without --transfer names every mismatch", "[transfer]") {
@@ -102,7 +139,9 @@ TEST_CASE("each kind of prediction gets the interval of its own held-out errors"
   CHECK(model::step_half_width(own, f, step, true) == Approx(0.054));
   // A transfer's interval is the kind's measured error alone (model/intervals.hpp), whatever the source's fit.
   const auto gpu = model::transfer_coefficients(held, {"", "NVIDIA L40S", ""}, true);
-  CHECK(model::step_half_width(gpu, f, step, false) == Approx(model::held_out_error(model::kGpuTransfer).unpadded));
+  // ... for another GPU, the held-out band of its distance to the source (model/gpu_efficiency.hpp).
+  CHECK(model::step_half_width(gpu, f, step, false) ==
+        Approx(model::shipped_band(model::Distance::another_arch).half_width));
   model::TransferAsk ask{"llama-3-8b", "", ""};
   ask.source_launches = 24000;
   ask.target_launches = 12000;
