@@ -33,7 +33,6 @@ const std::array<IntervalSpec, kIntervalKinds> kIntervalTable{{
     // Gemma-4 -> Llama-3-8B 1 x 1024 before the host side was re-priced by launches (15 records).
     {"transferred-model-no-launches", {0.746, 0.746}, 15, 0, "docs/method.md, \"Launches\""},
     // H200 sdpa-efficient/grouped -> RTX PRO 6000 (sm_120), the seed's 7 points.
-    {"transferred-gpu", {0.371, 0.371}, 7, 0, "docs/method.md, \"Transfer\" (1)"},
     // H200 sdpa-auto/grouped -> sdpa-efficient/grouped (5) and sdpa-math/grouped (2).
     {"transferred-tier", {0.398, 0.398}, 7, 0, "docs/method.md, \"Transfer\" (3)"},
     // H200 grouped -> loop experts, 3 points.

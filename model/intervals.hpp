@@ -41,11 +41,11 @@ struct StackError {
   double device_bound = 0;
 };
 
-// The kinds of prediction that are not calibrated for what is asked, each with its measured held-out error.
+// The kinds of prediction that are not calibrated for what is asked, each with its measured held-out error. (A
+// GPU transfer's is the band of the two GPUs' distance on published points: model/gpu_efficiency.hpp.)
 enum IntervalKind : int {
   kModelTransfer = 0,        // another model, the host side priced by its own launches
   kModelTransferNoLaunches,  // another model, the coefficients' model has no config to count launches
-  kGpuTransfer,
   kTierTransfer,             // another attention backend
   kExpertsTransfer,          // another expert implementation (loop <-> grouped)
   kExtrapolatedShape,        // a shape outside the fitted domain (added to the kind's own)

@@ -79,11 +79,14 @@ bool category_of(int term, KernelCategory& out) {
     case kGemm:
     case kExpertGemm:
     case kAttentionMath: out = KernelCategory::gemm; return true;  // the math backend's bmm are GEMMs
-    case kAttention: out = KernelCategory::attention; return true;
+    case kAttention:
+    case kAttentionMasked: out = KernelCategory::attention; return true;
     case kAttentionEfficient:
+    case kAttentionEfficientMasked:
     case kMaskPath: out = KernelCategory::attention_efficient; return true;  // a padding mask: the masked kernel
     case kExpertStream:
-    case kMemoryBound: out = KernelCategory::memory; return true;
+    case kMemoryBound:
+    case kMaskBytes: out = KernelCategory::memory; return true;
     default: return false;
   }
 }

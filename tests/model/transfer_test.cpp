@@ -61,7 +61,7 @@ TEST_CASE("a GPU transfer carries each category by its kernels' public efficienc
   CHECK_THAT(t.summary(), Contains(".csv"));
   CHECK_THAT(t.summary(), Contains("interval: +-"));
   CHECK_THAT(t.summary(), Contains("another arch"));
-  CHECK(t.transfer_half_width == Approx(model::shipped_band(model::Distance::another_arch).half_width));
+  CHECK(t.transfer_half_width.unpadded == Approx(model::shipped_band(model::Distance::another_arch).half_width));
 }
 
 TEST_CASE("an sm80 kernel on sm90 runs against mma.sync's ceiling, not the H200's wgmma peak", "[transfer]") {
@@ -78,9 +78,9 @@ TEST_CASE("an sm80 kernel on sm90 runs against mma.sync's ceiling, not the H200'
 
 TEST_CASE("the GPU transfer's interval widens with distance", "[transfer]") {
   const auto c = h200_like();
-  const double same = model::transfer_coefficients(c, {"", "NVIDIA H100 80GB HBM3", ""}, true).transfer_half_width;
-  const double other = model::transfer_coefficients(c, {"", "NVIDIA A100-SXM4-80GB", ""}, true).transfer_half_width;
-  const double vendor = model::transfer_coefficients(c, {"", "AMD Instinct MI300X", ""}, true).transfer_half_width;
+  const double same = model::transfer_coefficients(c, {"", "NVIDIA H100 80GB HBM3", ""}, true).transfer_half_width.unpadded;
+  const double other = model::transfer_coefficients(c, {"", "NVIDIA A100-SXM4-80GB", ""}, true).transfer_half_width.unpadded;
+  const double vendor = model::transfer_coefficients(c, {"", "AMD Instinct MI300X", ""}, true).transfer_half_width.unpadded;
   CHECK(same > 0);
   CHECK(same < other);
   CHECK(other < vendor);
@@ -154,7 +154,8 @@ TEST_CASE("each kind of prediction gets the interval of its own held-out errors"
   // Two transfers add up.
   ask.gpu = "NVIDIA L40S";
   CHECK(model::step_half_width(model::transfer_coefficients(c, ask, true), f, step, false) ==
-        Approx(model::held_out_error(model::kModelTransfer).unpadded + model::held_out_error(model::kGpuTransfer).unpadded));
+        Approx(model::held_out_error(model::kModelTransfer).unpadded +
+               model::shipped_band(model::Distance::another_arch).half_width));
 }
 
 TEST_CASE("the conformal half-width is the ceil(0.9 (n + 1))-th smallest ratio error", "[intervals]") {
