@@ -347,6 +347,7 @@ ItemPredictor item_predictor(const io::Campaign& c, const io::CampaignItem& item
   }
   ask.lora_targets = item.lora.targets;
   ask.lora_rank = item.lora.rank;
+  ask.dtype = item.dtype;  // the executor loads the weights in it, whatever the config says
   ItemPredictor p{predict::choose_predictor(ask), "", nullptr};
   // The description names the file as the campaign does (relative to the root), so that a prediction line reads the
   // same on every machine.

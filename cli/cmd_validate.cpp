@@ -73,6 +73,9 @@ predict::Predictor pricing_for_runs(const std::vector<calibrate::RecordedRun>& r
   predict::PredictorAsk ask = predictor_ask(o.coefficients, o.input.model.empty() ? first.model : o.input.model,
                                             {first.gpu, first.tier, o.stack, o.transfer});
   ask.tier_from_records = true;
+  // The weights as measured: the records' dtype, else --dtype, else the config's.
+  const auto d = first.extra.find("dtype");
+  ask.dtype = d != first.extra.end() && d->is_string() ? d->get<std::string>() : o.input.dtype;
   try {
     return predict::choose_predictor(ask);
   } catch (const InputError& e) {

@@ -11,6 +11,10 @@ void add_fit_input_options(CLI::App* cmd, io::FitInputOptions& o, bool measureme
   cmd->add_option("--model", o.model, "config.json path or model name (default: the records' model)");
   cmd->add_option("--tier", o.tier, "Use only the records of this tier label");
   cmd->add_option("--gpu", o.gpu, "Use only the records of this GPU name");
+  cmd->add_option("--dtype", o.dtype,
+                  "The weights' dtype the records were measured in, where they do not say (default: the config's "
+                  "torch_dtype; a record's own dtype field wins)")
+      ->check(CLI::IsMember({"bfloat16", "float16", "float32", "float8_e4m3fn", "float8_e5m2", "int8"}));
   cmd->add_flag("--pooled", o.pooled,
                 "Fit records of several models at once, each priced with its own model's work: one rate per unit of "
                 "work for all (the default predictor, docs/method.md); validate then holds out one model at a time");

@@ -13,6 +13,10 @@ namespace stepcast::cli {
 void add_transfer_options(CLI::App* cmd, TransferOptions& o) {
   cmd->add_option("--gpu", o.gpu, "Predict for this GPU (a name in scenarios/gpus.yaml; default: the coefficients')");
   cmd->add_option("--tier", o.tier, "Predict for this tier label (default: the coefficients')");
+  cmd->add_option("--dtype", o.dtype,
+                  "The weights' dtype as the job loads them, e.g. bfloat16 (default: the scenario's `dtype`, the "
+                  "records', else the config's torch_dtype, which some configs give as float32)")
+      ->check(CLI::IsMember({"bfloat16", "float16", "float32", "float8_e4m3fn", "float8_e5m2", "int8"}));
   std::string stacks;
   for (const auto& s : model::kStacks) stacks += (stacks.empty() ? "" : ", ") + std::string(s.name);
   cmd->add_option("--stack", o.stack,
@@ -48,6 +52,7 @@ predict::PredictorAsk predictor_ask(const std::string& coefficients, const std::
   ask.gpu = o.gpu;
   ask.tier = o.tier;
   ask.stack = o.stack;
+  ask.dtype = o.dtype;
   ask.transfer = o.transfer;
   return ask;
 }
@@ -59,6 +64,9 @@ predict::PredictorAsk records_ask(const std::vector<calibrate::Record>& records,
   if (!coefficients.empty()) return ask;
   if (ask.model.empty()) ask.model = first.model;
   if (ask.gpu.empty()) ask.gpu = first.gpu;
+  // The weights' dtype the records were measured in (the harness and tools/device/hf_campaign.py write it).
+  if (const auto d = first.extra.find("dtype"); ask.dtype.empty() && d != first.extra.end() && d->is_string())
+    ask.dtype = d->get<std::string>();
   if (ask.tier.empty()) {
     ask.tier = first.tier;
     ask.tier_from_records = true;
@@ -73,6 +81,7 @@ predict::PredictorAsk scenario_ask(const io::Scenario& s, bool from_flag, const 
   ask.named_by_scenario = !from_flag && !s.coefficients.empty();
   ask.lora_targets = s.lora.targets;
   ask.lora_rank = s.lora.rank;
+  if (ask.dtype.empty()) ask.dtype = s.dtype;
   if (!s.lora.targets_where.empty()) ask.lora_where = s.lora.targets_where;
   return ask;
 }

@@ -108,12 +108,25 @@ FitInput load_fit_input(const FitInputOptions& o, const std::string& tool_versio
   calibrate::check_uniform(in.records, measurements_label(o), o.pooled);
   if (o.pooled && !o.model.empty())
     throw InputError("--model with --pooled. Violated constraint: a pooled fit prices each record with its own model");
-  in.shape = load_model(o.model.empty() ? in.records.front().model : o.model);
+  // The weights as measured: the records' `dtype` (the harness and tools/device/hf_campaign.py write it), else --dtype,
+  // else the config's.
+  const auto measured_dtype = [&](const calibrate::Record& r) {
+    const auto d = r.extra.find("dtype");
+    return d != r.extra.end() && d->is_string() ? d->get<std::string>() : o.dtype;
+  };
+  const auto with_dtype = [](model::ModelShape s, const std::string& dtype) {
+    if (!dtype.empty()) {
+      model::dtype_bytes(dtype);  // an unknown name is refused, naming the known ones
+      s.dtype = dtype;
+    }
+    return s;
+  };
+  in.shape = with_dtype(load_model(o.model.empty() ? in.records.front().model : o.model), measured_dtype(in.records.front()));
   if (o.pooled) {
     for (const auto& r : in.records)
       if (!in.pooled_shapes.count(r.model)) {
         try {
-          in.pooled_shapes.emplace(r.model, load_model(r.model));
+          in.pooled_shapes.emplace(r.model, with_dtype(load_model(r.model), measured_dtype(r)));
         } catch (const InputError& e) {
           throw InputError(r.where() + ": model '" + r.model + "': " + e.what());
         }

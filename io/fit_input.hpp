@@ -19,6 +19,9 @@ struct FitInputOptions {
   // Records of several models fitted at once, each priced with its own model's work: one rate per unit of work
   // for all (docs/method.md, "The default predictor"). The models are the records' names (--model is refused).
   bool pooled = false;
+  // The weights' dtype as the records were measured (a record's own `dtype` field wins); empty: the config's
+  // torch_dtype, which some configs give as float32 for weights trained in bfloat16 (Gemma-2-9B).
+  std::string dtype;
   std::string loss = "none";
   double loss_scale = 0.05;
   std::string residuals = "relative";

@@ -354,6 +354,9 @@ void read_top(MapReader& top, Scenario& s, Diagnostics& d) {
   top.read("name", s.name, false);
   top.read("description", s.description, false);
   top.read("model", s.model, false);
+  if (top.read_choice("dtype", s.dtype, {"bfloat16", "float16", "float32", "float8_e4m3fn", "float8_e5m2", "int8"},
+                      false) && s.model.empty())
+    top.problem(top.node("dtype"), "dtype without model. Violated constraint: the weights' dtype of a `model:`");
   read_predictor(top, s);
   read_lora(top, s, check_model_name(top, s));
   MapReader gpu = top.child("gpu");

@@ -4,7 +4,7 @@
 // as file:line:col. Relative paths (corpus file, coefficients) are relative to the scenario file.
 //
 //   schema_version: 1
-//   name: gemma-4-26b-a4b-h200-lora          # optional: description
+//   name: gemma-4-26b-a4b-h200-lora          # optional: description; dtype: the weights as loaded (bfloat16), default the config's
 //   model: gemma-4-26b-a4b                   # a name or config path (io/model_config.hpp)
 //   coefficients: coefficients/x.yaml        # optional: a fitted file, used only where its model, GPU and tier
 //                                            # match (else the GPU's default predictor answers, with a note); or
@@ -69,6 +69,7 @@ struct Scenario {
   std::string name;
   std::string description;
   std::string model;
+  std::string dtype;  // `dtype:` the weights' dtype as loaded for training; empty: the config's torch_dtype
   std::string coefficients;  // resolved path; empty when `predictor` is given or for the default predictor
   std::string coefficients_where;  // "file:line:col" of `coefficients`
   std::optional<planner::WidthQuadratic> width_quadratic;

@@ -62,8 +62,12 @@ struct Built {
   model::ModuleTable modules;
 };
 
-Built build(const std::string& name_or_path) {
+Built build(const std::string& name_or_path, const std::string& dtype = "") {
   Built b{io::load_model(name_or_path), {}};
+  if (!dtype.empty()) {
+    model::dtype_bytes(dtype);  // an unknown name is refused here, naming the ones known
+    b.shape.dtype = dtype;
+  }
   b.modules = model::expand_modules(b.shape);
   return b;
 }
@@ -104,7 +108,8 @@ std::string number(double v, int precision) {
 // "calibrated for M on G, tier T" or what was transferred.
 std::string why(const model::Transfer& t) {
   if (!t.transferred())
-    return "calibrated for " + t.coefficients.model + " on " + t.gpu.name + ", tier " + t.coefficients.tier;
+    return "calibrated for " + (t.coefficients.model == model::kPooledModel ? "the pooled models" : t.coefficients.model) +
+           " on " + t.gpu.name + ", tier " + t.coefficients.tier;
   std::string s = t.summary();
   const std::string prefix = "transferred: ";
   if (s.rfind(prefix, 0) == 0) s = s.substr(prefix.size());
@@ -163,6 +168,20 @@ model::LoraChoice lora_of(const PredictorAsk& ask, const model::Coefficients& c,
   throw InputError(where + ": " + e.what());
 }
 
+// A model outside a pooled fit's models is a family the rates were not fitted on: the provenance says so and the
+// interval takes the pooled fit's measured error on families held out (model/intervals.hpp, kModelTransfer).
+void note_pooled_model(model::Transfer& t, const std::string& name) {
+  const auto& models = t.coefficients.models;
+  if (std::find(models.begin(), models.end(), name) != models.end()) return;
+  std::string fitted;
+  for (const auto& m : models) fitted += (fitted.empty() ? "" : ", ") + m;
+  t.changes.push_back("model '" + name + "', not among the " + std::to_string(models.size()) +
+                      " models the pooled rates were fitted on (" + fitted + ")");
+  if (t.provenance == std::vector<model::Provenance>{model::Provenance::calibrated}) t.provenance.clear();
+  t.provenance.push_back(model::Provenance::transferred_model);
+  t.transfer_half_width += model::held_out_error(model::kModelTransfer);
+}
+
 // `asked`: the question's model, built by the caller (once).
 Predictor assemble(const PredictorAsk& ask, const Question& q, Built asked, Source source) {
   Predictor p;
@@ -171,7 +190,9 @@ Predictor assemble(const PredictorAsk& ask, const Question& q, Built asked, Sour
   p.stack = q.stack;
   p.lora = lora_of(ask, q.c, asked);
   std::optional<Built> from;
-  const bool named_other = !ask.model.empty() && asked.shape.name != q.c.model;
+  // A pooled file's rates are per unit of work for every model (calibrate --pooled): nothing to carry to a model.
+  const bool pooled = q.c.model == model::kPooledModel;
+  const bool named_other = !pooled && !ask.model.empty() && asked.shape.name != q.c.model;
   if (named_other) from = build_source(q.c.model);
   const bool model_asked = named_other && !same_model(asked, from);
   model::TransferAsk tk{model_asked ? asked.shape.name : "", q.gpu, q.tier};
@@ -192,6 +213,7 @@ Predictor assemble(const PredictorAsk& ask, const Question& q, Built asked, Sour
   } catch (const InputError& e) {
     locate(e, q.path, q.c, tk, ask);
   }
+  if (pooled) note_pooled_model(p.transfer, asked.shape.name);
   p.fitted = q.c;
   p.asked = tk;
   if (p.stack != nullptr) {
@@ -204,7 +226,9 @@ Predictor assemble(const PredictorAsk& ask, const Question& q, Built asked, Sour
   return p;
 }
 
-Built asked_model(const PredictorAsk& ask, const model::Coefficients& c) { return build(ask.model.empty() ? c.model : ask.model); }
+Built asked_model(const PredictorAsk& ask, const model::Coefficients& c) {
+  return build(ask.model.empty() ? c.model : ask.model, ask.dtype);
+}
 
 // `asked`: the question's model when the caller built it already (a scenario's file set aside).
 Predictor default_predictor(const PredictorAsk& ask, std::vector<std::string> notes, std::optional<Built> asked) {

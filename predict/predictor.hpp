@@ -31,6 +31,9 @@ struct PredictorAsk {
   bool tier_from_records = false;
   std::string stack;         // model/stacks.hpp; empty: the default path's transformers-peft, a fitted file's own host side
   std::string coefficients;  // a coefficient file; empty: the GPU's default predictor
+  // The weights' dtype as the job loads them (bfloat16 for most LoRA runs, whatever the config's torch_dtype says:
+  // Gemma-2-9B's says float32); empty: the config's. It prices the weights' bytes and the expert stream.
+  std::string dtype;
   std::string coefficients_where;  // where the file was named, for messages ("--coefficients", "s.yaml:4:15")
   bool named_by_scenario = false;  // a scenario's file that does not match is answered by the default, with a note
   bool transfer = false;           // --transfer: a fitted file for another model, GPU or tier; another GPU or tier

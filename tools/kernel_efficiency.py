@@ -23,7 +23,7 @@ cannot see (fixed, host, mask path, overlap) on the step records with the catego
 An fp32 GEMM whose calls average above --fp32-dense-ms is not an adapter GEMM (adapters are rank-16 and take
 tens of microseconds): the math backend's fp32 score bmm of Gemma-4's global layers, 10-15 calls of 7-11 ms
 per step; such kernels are reported apart as `fp32_dense` and priced nowhere (those tables price no attention).
-Usage: tools/kernel_efficiency.py [--stepcast BIN] [--coefficients FILE] [--prior-out FILE] TABLE.jsonl...
+Usage: tools/kernel_efficiency.py [--stepcast BIN] [--coefficients FILE] [--prior-out FILE] [--lora MODEL=T1,T2] TABLE.jsonl...
 """
 import argparse
 import json
@@ -82,11 +82,14 @@ def category_times(k, steps, fp32_dense_s):
     return t
 
 
-def table_work(stepcast, coefficients, header):
-    model, shape, rows_field, tier = header["label"].split(" ")
+def table_work(stepcast, coefficients, header, lora):
+    # "MODEL RxW rows=A,B TIER", and tools/device/hf_campaign.py's tables add " (torch.profiler)"
+    model, shape, rows_field, tier = header["label"].split(" ")[:4]
     width = shape.split("x")[1]
+    targets = ["--lora-targets", lora[model]] if model in lora else []
     p = run_json(stepcast, ["predict", "--coefficients", coefficients, "--model", model, "--tier", tier,
-                            "--transfer", "--rows", rows_field.split("=")[1], "--width", width, "--format", "json"])
+                            "--transfer", "--rows", rows_field.split("=")[1], "--width", width, "--format", "json"]
+                 + targets)
     w = p["work"]
     out = {key: w.get(key, 0.0) for key in PEAK}
     out["math"] = w["attention_math_s_per_tflop"]
@@ -128,6 +131,8 @@ def main():
     ap.add_argument("--coefficients", default="scenarios/coefficients/h200-sdpa-auto-grouped-gqa-expand.yaml")
     ap.add_argument("--prior-out")
     ap.add_argument("--fp32-dense-ms", type=float, default=1.0)
+    ap.add_argument("--lora", action="append", default=[],
+                    help="MODEL=T1,T2,...: the LoRA targets a model's tables trained (default: the family's all-linear)")
     ap.add_argument("tables", nargs="+")
     a = ap.parse_args()
     sums = {key: [0.0, 0.0] for key in PEAK}
@@ -141,7 +146,7 @@ def main():
         steps = header.get("steps", 1)
         k = run_json(a.stepcast, ["kernels", path, "--format", "json"])
         t = category_times(k, steps, a.fp32_dense_ms / 1000.0)
-        w = table_work(a.stepcast, a.coefficients, header)
+        w = table_work(a.stepcast, a.coefficients, header, dict(x.split("=", 1) for x in a.lora))
         attribute_attention(t, w)
         cells = []
         for key, rate in PEAK.items():

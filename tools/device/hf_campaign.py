@@ -258,6 +258,7 @@ class Executor:
                 "lora": {"rank": lora["rank"], "alpha": lora.get("alpha", 2 * lora["rank"]),
                          "targets": lora["targets"], "modules": self.info["lora_modules"],
                          "dtype": self.info["lora_dtype"]},
+                "dtype": item.get("dtype", "bfloat16"),  # the weights as loaded (the config's torch_dtype is ignored)
                 "gradient_checkpointing": item.get("gradient_checkpointing", "reentrant"),
                 "attn_implementation": self.info["attn_implementation"],
                 "experts_implementation": self.info["experts_implementation"],
