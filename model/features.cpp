@@ -147,6 +147,8 @@ void FeatureMaker::set_memory_rates(const ModelShape& shape, const ModuleTable& 
   setup.lora_rank = lora.rank;
   setup.lora_targets = lora.targets;
   setup.ce_chunked = tier.ce_chunked;
+  setup.softcap_in_model_dtype = tier.stack == Stack::hf_peft;
+  setup.activation_bytes = dtype_bytes(shape.dtype);  // activations in the weights' dtype (autocast is not modelled)
   const ArchitectureMemoryRates rates = architecture_rates(shape, modules, setup);
   weights_gib_ = rates.weight_bytes / kGiB;
   lora_gib_ = rates.trainable_bytes / kGiB;

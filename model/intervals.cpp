@@ -21,15 +21,16 @@ double conformal_half_width(std::vector<double> errors, double coverage) {
 // Transfers measured with a handful of points (n < 9) state their largest error: the conformal rule can claim
 // no more. docs/method.md ("Transfer", "Intervals") gives each figure's records and commands.
 const std::array<IntervalSpec, kIntervalKinds> kIntervalTable{{
-    // The H200's default predictor zero shot on every committed record of a family it was not fitted on, at its
-    // own tier (harness records of Llama-3-8B, Mixtral-8x7B, Qwen1.5-MoE-A2.7B, Qwen3-30B-A3B, Qwen2.5-7B;
-    // transformers + peft records of Mixtral-8x7B and Qwen3-30B-A3B), each on the stack that measured it
-    // (model/stacks.hpp): `stepcast validate --coverage --transfer --measurements <those files>` prints these
-    // quantiles (docs/method.md, "Intervals"). Wide because Mixtral's expert rate does not carry (+50 to +121 %).
-    // Post hoc: the launch model and the per-launch fixed cost saw Llama-3-8B's tables (docs/method.md).
-    {"transferred-model", {0.9801, 1.1645}, 60, 19,
-     "measurements/records/h200-{llama-3-8b,mixtral-8x7b,qwen1.5-moe-a2.7b,qwen3-30b-a3b}.jsonl, "
-     "h200-transfer3/, h200-fewshot-check/, h200-hf-peft-{mixtral-8x7b,qwen3-30b-a3b}.jsonl"},
+    // The H200's default predictor (calibrate --pooled over five families' whole runs) fitted without each family
+    // in turn (tools/fit_default.sh OUT --leave-out F, scenarios/coefficients/held-out/), on the left-out family's
+    // probes (measurements/records/h200-families-runs*/records/F__probes.jsonl, transformers + peft): 15
+    // unpadded and 10 padded micro-batches. The unpadded figure is Qwen1.5-MoE's 1 x 2048 probe (+66 %): a
+    // host-bound step whose host costs 16.5 us a launch where the stack's rate is 25.5 (docs/families.md, "Whole
+    // runs"); the other 14 are within 22 %. `stepcast validate --coverage --coefficients <held-out file>
+    // --stack transformers-peft --dtype bfloat16 --measurements <probes>` prints each point.
+    {"transferred-model", {0.6636, 0.0904}, 15, 10,
+     "measurements/records/h200-families-runs{,-deepseek}/records/*__probes.jsonl with "
+     "scenarios/coefficients/held-out/h200-hf-peft-pooled-without-*.yaml"},
     // Gemma-4 -> Llama-3-8B 1 x 1024 before the host side was re-priced by launches (15 records).
     {"transferred-model-no-launches", {0.746, 0.746}, 15, 0, "docs/method.md, \"Launches\""},
     // H200 sdpa-efficient/grouped -> RTX PRO 6000 (sm_120), the seed's 7 points.

@@ -123,7 +123,8 @@ ArchitectureMemoryRates architecture_rates(const ModelShape& shape, const Module
   r.saved_bytes_per_token = static_cast<double>(shape.num_layers() * shape.hidden_size) * act;
   const double vocab = static_cast<double>(shape.head == Head::lm_head ? shape.vocab_size : shape.num_labels);
   // The chunked path's constant comes from one Gemma-4 record with its softcap inside: not split.
-  const double softcap = shape.final_logit_softcap > 0 ? c.softcap_logit_bytes : 0.0;
+  const double softcap_bytes = setup.softcap_in_model_dtype ? act : c.softcap_logit_bytes;
+  const double softcap = shape.final_logit_softcap > 0 ? softcap_bytes : 0.0;
   r.logits_bytes_per_token = vocab * (setup.ce_chunked ? c.chunked_logit_bytes : c.logit_bytes + softcap);
   r.working_set_bytes_per_token = layer_working_set_bytes(shape, setup.activation_bytes);
   r.mask_bytes = c.mask_bytes;

@@ -32,6 +32,12 @@ struct TrainingSetup {
   bool full = false;                      // every parameter trains (--full), as with lora_rank 0
   bool ce_chunked = false;                // the loss over a chunk of tokens at a time (the harness: 1024)
   bool padded = false;                    // padded or packed rows: every layer type gets an explicit mask
+  // Where final_logit_softcapping is applied. transformers' *ForCausalLM forward caps lm_head's output in the
+  // model's dtype, before its loss casts to fp32 (modeling_gemma2.py, modeling_gemma4.py): tanh saves a bf16
+  // copy (activation_bytes per logit). The harness caps after the fp32 cast (harness/model.cpp
+  // softcapped_logits): 4 bytes. Measured: Gemma-2 9B at 2 x 8192 on transformers + peft holds 59.8 GiB of
+  // activations; the fp32 rule said 67.4, the model-dtype rule 59.9 (docs/families.md, "Whole runs").
+  bool softcap_in_model_dtype = false;
   int64_t activation_bytes = 2;           // bfloat16 activations
 };
 
@@ -48,9 +54,10 @@ struct ArchitectureMemoryConstants {
   // The 0.05 above 12 is the Gemma-4 fit's residual (a per-token allocator share that one vocabulary cannot
   // separate). Large-vocabulary families measure 12.1 (docs/families.md, "Measured").
   double logit_bytes = 12.05;
-  // Where the config sets final_logit_softcapping (Gemma-2, Gemma-4): tanh(logits / cap) * cap in fp32, and
-  // tanh saves its output for its backward: one more fp32 copy alive through the loss (4 bytes). With it the
-  // Gemma-4 records' fitted 16.05 is 12.05 + 4.
+  // Where the config sets final_logit_softcapping (Gemma-2, Gemma-4) and the stack caps in fp32 (the harness):
+  // tanh(logits / cap) * cap, and tanh saves its output for its backward: one more fp32 copy alive through the
+  // loss (4 bytes). With it the Gemma-4 records' fitted 16.05 is 12.05 + 4. (transformers caps in the model's
+  // dtype: TrainingSetup::softcap_in_model_dtype.)
   double softcap_logit_bytes = 4.0;
   double chunked_logit_bytes = 8.07;   // per (token x vocab) on the chunked path (one 2 x 4096 record: the
                                        // harness's chunked loss still holds 8 bytes per logit of the batch)

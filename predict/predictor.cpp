@@ -178,7 +178,7 @@ void note_pooled_model(model::Transfer& t, const std::string& name) {
   t.changes.push_back("model '" + name + "', not among the " + std::to_string(models.size()) +
                       " models the pooled rates were fitted on (" + fitted + ")");
   if (t.provenance == std::vector<model::Provenance>{model::Provenance::calibrated}) t.provenance.clear();
-  t.provenance.push_back(model::Provenance::transferred_model);
+  t.provenance.insert(t.provenance.begin(), model::Provenance::transferred_model);  // model, GPU, tier: transfer's order
   t.transfer_half_width += model::held_out_error(model::kModelTransfer);
 }
 
@@ -201,12 +201,14 @@ Predictor assemble(const PredictorAsk& ask, const Question& q, Built asked, Sour
     tk.source_launches = launches_of(from->shape, from->modules, q.c.tier, {q.c.lora_rank, {}});
     tk.target_launches = launches_of(asked.shape, asked.modules, tier, p.lora);
   }
-  // Another GPU or tier always needs --transfer; another model only for a fitted file.
-  const model::TransferAsk gpu_and_tier{"", q.gpu, q.tier};
+  // Another GPU always needs --transfer; another model or tier only for a fitted file. The default travels to
+  // any model and any tier (a harness tier's layers re-planned at its per-category rates), saying so with the
+  // measured interval of that kind (model/intervals.hpp).
+  const model::TransferAsk gpu_only{"", q.gpu, ""};
   try {
-    if (q.model_transfer_allowed) model::transfer_coefficients(q.c, gpu_and_tier, ask.transfer);
+    if (q.model_transfer_allowed) model::transfer_coefficients(q.c, gpu_only, ask.transfer);
   } catch (const InputError& e) {
-    locate(e, q.path, q.c, gpu_and_tier, ask);
+    locate(e, q.path, q.c, gpu_only, ask);
   }
   try {
     p.transfer = model::transfer_coefficients(q.c, tk, ask.transfer || q.model_transfer_allowed);
@@ -227,6 +229,9 @@ Predictor assemble(const PredictorAsk& ask, const Question& q, Built asked, Sour
 }
 
 Built asked_model(const PredictorAsk& ask, const model::Coefficients& c) {
+  if (ask.model.empty() && c.model == model::kPooledModel)
+    throw InputError("no model asked, and the coefficients are pooled over " + std::to_string(c.models.size()) +
+                     " models (calibrate --pooled). Violated constraint: a model: in the scenario, or --model NAME|config.json");
   return build(ask.model.empty() ? c.model : ask.model, ask.dtype);
 }
 

@@ -108,8 +108,9 @@ void print_packing_notes(std::ostream& out, const PlanOutput& o) {
 
 void print_plan_text(std::ostream& out, const PlanOutput& o) {
   const auto& r = o.result;
-  if (!o.transfer.empty()) out << o.transfer << "\n";
+  // The verdict first, whatever answered it; a transferred predictor says so on the next line.
   out << headline(o) << "\n";
+  if (!o.transfer.empty()) out << o.transfer << "\n";
   print_header(out, o);
   if (o.parallel) {
     print_parallel_text(out, *o.parallel);

@@ -107,8 +107,16 @@ def attribute_attention(t, w):
             t[plain] = t[masked] = None
 
 
-def write_prior(coefficients, rates, path):
+def write_prior(coefficients, rates, path, free=()):
     text = open(coefficients).read()
+    # Terms the kernel tables cannot see (a fixed per-step time, a per-token memory share) are the base file's
+    # stack's, not the tables': --free leaves them to the records (value 0, unselected).
+    for name in free:
+        text, n = re.subn(rf"^  {name}: \{{.*\}}$",
+                          f'  {name}: {{value: 0, std_error: 0, selected: false, reason: "left to the records (--free)"}}',
+                          text, flags=re.M)
+        if n != 1:
+            sys.exit(f"kernel_efficiency.py: --free {name}: no such term in {coefficients}")
     head, rest = text.split("\nstep:\n", 1)
     step_lines, tail = rest.split("\nmemory:\n", 1)
     # With the masked kernels' own rates measured, the free mask-path term is only a correction the step
@@ -133,6 +141,8 @@ def main():
     ap.add_argument("--fp32-dense-ms", type=float, default=1.0)
     ap.add_argument("--lora", action="append", default=[],
                     help="MODEL=T1,T2,...: the LoRA targets a model's tables trained (default: the family's all-linear)")
+    ap.add_argument("--free", action="append", default=[],
+                    help="TERM: write it into --prior-out unselected, for the records to decide (e.g. fixed_s, token_kib)")
     ap.add_argument("tables", nargs="+")
     a = ap.parse_args()
     sums = {key: [0.0, 0.0] for key in PEAK}
@@ -170,7 +180,7 @@ def main():
         rates[key] = time_s / work
         print(f"| {key} | {rates[key]:.6g} | {100 / (rates[key] * PEAKS[device][PEAK[key]]):.1f} % |")
     if a.prior_out:
-        write_prior(a.coefficients, rates, a.prior_out)
+        write_prior(a.coefficients, rates, a.prior_out, a.free)
 
 
 if __name__ == "__main__":

@@ -218,7 +218,8 @@ TEST_CASE("validate --coverage holds each record against the interval of the pre
   REQUIRE(c["predictors"].size() == 2);  // one per model
   int64_t points = 0;
   for (const auto& g : c["groups"]) {
-    CHECK(g["kind"] == "transferred-model");
+    // Harness records: another model, and the harness's tier re-planned at the default's rates.
+    CHECK_THAT(g["kind"].get<std::string>(), Catch::Matchers::StartsWith("transferred-model+transferred-tier"));
     points += g["points"].get<int64_t>();
     CHECK(g["inside"].get<int64_t>() <= g["points"].get<int64_t>());
     // Unpadded, both models: each against the other's quantile; padded records are Qwen3's alone.
@@ -228,6 +229,6 @@ TEST_CASE("validate --coverage holds each record against the interval of the pre
   CHECK(c["points"].size() == 24);
   // Text names the groups; nothing to hold is exit 2.
   const auto text = run_cli("validate --coverage --measurements " + records + "h200-qwen3-30b-a3b.jsonl");
-  CHECK_THAT(text.out, Contains("transferred-model, unpadded: ") && Contains("inside"));
+  CHECK_THAT(text.out, Contains("transferred-model+transferred-tier, unpadded: ") && Contains("inside"));
   CHECK(run_cli("validate --coverage").exit_code == 2);
 }

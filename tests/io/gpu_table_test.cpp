@@ -22,7 +22,7 @@ TEST_CASE("the shipped GPU table reads, and is the one compiled in", "[gpus]") {
   // The H200 declares its default predictor once; it is a coefficient file beside the table.
   const model::GpuSpec* h200 = model::find_gpu(table, "NVIDIA H200");
   REQUIRE(h200 != nullptr);
-  CHECK(h200->default_coefficients == "coefficients/h200-gemma4-categories.yaml");
+  CHECK(h200->default_coefficients == "coefficients/h200-hf-peft-pooled.yaml");
 }
 
 TEST_CASE("a default predictor names an existing coefficient file, relative to the table", "[gpus]") {

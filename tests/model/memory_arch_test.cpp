@@ -174,6 +174,24 @@ TEST_CASE("the final logit softcap adds tanh's saved fp32 output: 4 bytes a logi
   CHECK(item(model::architecture_memory(gemma2, setup, 1, 4096), "logits_and_loss") == std::llround(4096.0 * 256000 * 8.07));
 }
 
+TEST_CASE("transformers caps the logits in the model's dtype: a bf16 copy (2 bytes a logit), not the harness's fp32",
+          "[memory][arch][softcap]") {
+  auto gemma2 = io::load_model(STEPCAST_SCENARIOS "/models/gemma-2-9b.json");
+  gemma2.dtype = "bfloat16";  // its config says float32; the runs load it in bfloat16 (--dtype)
+  model::TrainingSetup setup;
+  setup.softcap_in_model_dtype = true;
+  CHECK(item(model::architecture_memory(gemma2, setup, 1, 4096), "logits_and_loss") ==
+        std::llround(4096.0 * 256000 * 14.05));
+  // The predictor's features follow the tier's stack: hf-peft labels cap in bf16, the harness's in fp32.
+  model::MicroBatch b;
+  b.rows = {8192, 8192};
+  b.width = 8192;
+  const auto gpu = model::gpu_info("NVIDIA H200");
+  const double hf = model::FeatureMaker(gemma2, model::tier_from_label("hf-peft/sdpa-grouped_mm"), gpu).memory(b).y[model::kMemActivation];
+  const double harness = model::FeatureMaker(gemma2, model::tier_from_label("sdpa-auto/grouped/gqa-expand"), gpu).memory(b).y[model::kMemActivation];
+  CHECK(harness - hf == Approx(2.0 * 16384 * 256000 / 1073741824.0).epsilon(1e-6));  // 7.8 GiB at 2 x 8192
+}
+
 TEST_CASE("predict's memory features are the architecture's: base and activations match architecture_memory",
           "[memory][arch]") {
   const auto s = io::load_model(STEPCAST_SCENARIOS "/models/qwen3-30b-a3b.json");

@@ -88,9 +88,8 @@ TEST_CASE("plan --gpus N opens with the N-GPU plan and says what a step trains",
   CHECK(j["parallel"]["baseline"]["micro_batch_per_rank"] == 2);
   CHECK(j["parallel"]["baseline"]["accumulation_per_rank"] == 8);
   CHECK_THAT(j["headline"].get<std::string>(), Contains("on 8 GPUs"));
-  // The checks (and --fail-on) judge the N-GPU plan: FSDP over 8 ranks fits where one GPU does not (at 12288 tokens
-  // the one-GPU plan runs out of memory on its longest micro-batches; at 16384 the activations alone overflow a rank).
-  const auto fsdp = run_cli("plan " + kH200 + " --gpus 8 --strategy fsdp --accumulation 1 --max-length 12288 --no-sweep --format json");
+  // The checks (and --fail-on) judge the N-GPU plan: FSDP over 8 ranks fits where one GPU does not.
+  const auto fsdp = run_cli("plan " + kH200 + " --gpus 8 --strategy fsdp --accumulation 1 --no-sweep --format json");
   REQUIRE(fsdp.exit_code == 0);
   const auto f = nlohmann::json::parse(fsdp.out);
   CHECK(f["parallel"]["baseline"]["rows_per_step"] == 16);
@@ -103,6 +102,6 @@ TEST_CASE("plan --gpus N opens with the N-GPU plan and says what a step trains",
       CHECK(c["passed"] == false);
     }
   CHECK(f["baseline"]["memory_verdict"] == "out_of_memory");  // the one-GPU plan, for comparison, does not fit
-  CHECK(run_cli("plan " + kH200 + " --gpus 8 --strategy fsdp --accumulation 1 --max-length 12288 --no-sweep --fail-on window").exit_code == 0);
-  CHECK(run_cli("plan " + kH200 + " --gpus 8 --strategy fsdp --accumulation 1 --max-length 12288 --no-sweep --fail-on oom").exit_code == 1);
+  CHECK(run_cli("plan " + kH200 + " --gpus 8 --strategy fsdp --accumulation 1 --no-sweep --fail-on window").exit_code == 0);
+  CHECK(run_cli("plan " + kH200 + " --gpus 8 --strategy fsdp --accumulation 1 --no-sweep --fail-on oom").exit_code == 1);
 }

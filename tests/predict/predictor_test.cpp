@@ -41,16 +41,18 @@ double half_width(const predict::Predictor& p, const model::MicroBatch& b) {
 TEST_CASE("without coefficients the GPU's declared default predictor answers, for any model", "[predictor]") {
   const std::string path = predict::default_coefficients_path("NVIDIA H200");
   CHECK(std::filesystem::equivalent(path, kScenarios + "/" + model::find_gpu(model::known_gpus(), "NVIDIA H200")->default_coefficients));
-  const auto gemma = predict::choose_predictor(ask_model(""));  // no model: the default's own
-  CHECK(gemma.source == predict::Source::default_predictor);
-  CHECK(gemma.shape.name == io::load_coefficients(path).model);
-  CHECK(gemma.transfer.provenance == std::vector{model::Provenance::calibrated});
-  CHECK_THAT(gemma.first_line, StartsWith("default per-category predictor for NVIDIA H200 (") &&
-                                   Contains("calibrated for gemma-4-26b-a4b") && Contains("host side of transformers-peft"));
+  // The default is pooled over the families it was fitted on: one of them is calibrated.
+  const auto llama = predict::choose_predictor(ask_model("llama-3-8b"));
+  CHECK(llama.source == predict::Source::default_predictor);
+  CHECK(llama.transfer.provenance == std::vector{model::Provenance::calibrated});
+  CHECK_THAT(llama.first_line, StartsWith("default per-category predictor for NVIDIA H200 (") &&
+                                   Contains("calibrated for the pooled models") && Contains("host side of transformers-peft"));
+  // No model: a pooled file has no model of its own to answer for.
+  CHECK_THROWS_WITH(predict::choose_predictor(ask_model("")), Contains("pooled") && Contains("model:"));
   // Another model travels without --transfer: the default is there to be carried.
   const auto qwen = predict::choose_predictor(ask_model("qwen2.5-7b"));
   CHECK(qwen.transfer.provenance == std::vector{model::Provenance::transferred_model});
-  CHECK_THAT(qwen.first_line, Contains("transferred model 'gemma-4-26b-a4b' -> 'qwen2.5-7b'"));
+  CHECK_THAT(qwen.first_line, Contains("transferred model 'qwen2.5-7b', not among the 5 models the pooled rates were fitted on"));
   // Another GPU still needs --transfer: the H100 declares no default.
   predict::PredictorAsk h100 = ask_model("qwen2.5-7b");
   h100.gpu = "NVIDIA H100 80GB HBM3";
@@ -105,7 +107,10 @@ TEST_CASE("the host side is the stack's rate per launch times the model's own la
   CHECK(c.step[model::kHost].selected);
   CHECK(c.step[model::kHost].value == model::default_stack().host_s_per_klaunch);
   CHECK(c.overlap_exponent == model::default_stack().overlap_exponent);
-  for (int i = 0; i < model::kRunTerms; ++i) CHECK(c.run[i].value == model::default_stack().run_s[i]);
+  // The run one-offs: the default's own, fitted on the stack's recorded runs (each one it did not select is the stack's).
+  const model::Coefficients file = io::load_coefficients(predict::default_coefficients_path("NVIDIA H200"));
+  for (int i = 0; i < model::kRunTerms; ++i)
+    CHECK(c.run[i].value == (file.run[i].selected ? file.run[i].value : model::default_stack().run_s[i]));
   // A short micro-batch of this never-measured family is bound by its own launches' host time.
   const auto m = p.step_model();
   const auto sides = m->sides(batch({256}, 256));
@@ -117,9 +122,12 @@ TEST_CASE("the host side is the stack's rate per launch times the model's own la
   hf.tier_from_records = true;
   const auto on_hf = predict::choose_predictor(hf);
   CHECK(on_hf.stack == &model::stack_named("transformers-peft"));
-  CHECK(on_hf.transfer.provenance == std::vector{model::Provenance::transferred_model});  // no tier transfer
+  CHECK(on_hf.transfer.provenance == std::vector{model::Provenance::calibrated});  // its own stack and tier
   hf.tier = "sdpa-auto/grouped/gqa-expand";
-  CHECK(predict::choose_predictor(hf).stack == &model::stack_named("harness"));
+  const auto on_harness = predict::choose_predictor(hf);
+  CHECK(on_harness.stack == &model::stack_named("harness"));
+  // The harness's tier: its layers re-planned at the default's per-category rates, and said so.
+  CHECK(on_harness.transfer.provenance == std::vector{model::Provenance::transferred_tier});
   hf.stack = "transformers-peft";  // asked explicitly: the records' label does not override it
   CHECK(predict::choose_predictor(hf).stack == &model::default_stack());
   hf.stack = "pytorch-lightning";
@@ -155,7 +163,11 @@ TEST_CASE("the user's LoRA prices the adapters' work, what trains and the launch
 }
 
 TEST_CASE("each kind of prediction carries the interval of its own held-out errors", "[predictor][intervals]") {
-  const auto gemma = predict::choose_predictor(ask_model("gemma-4-26b-a4b"));
+  // A fitted file with held-out errors (Gemma-4's own) on the default's stack.
+  predict::PredictorAsk own = ask_model("gemma-4-26b-a4b");
+  own.coefficients = kScenarios + "/coefficients/h200-gemma4-categories.yaml";
+  own.stack = "transformers-peft";
+  const auto gemma = predict::choose_predictor(own);
   const model::HeldOut& held = gemma.transfer.coefficients.held_out;
   REQUIRE(held.known);
   // Calibrated and device-bound: the file's held-out error (the stack's device-bound error is below it).
