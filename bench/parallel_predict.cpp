@@ -1,4 +1,4 @@
-// What model/parallel.hpp predicts for tools/device/nccl_bus.py's messages: seconds and bus GB/s of each
+// What model/parallel.hpp predicts for the NCCL messages of the multi-GPU measurement (docs/planner.md, "Several GPUs"): seconds and bus GB/s of each
 // collective at N = 2, 4, 8 on a GPU of scenarios/gpus.yaml (default the H200), as JSON Lines, so the
 // prediction is committed before the measurement (measurements/predictions/multi_gpu.md). Not a test.
 // Usage: parallel_predict ["NVIDIA H200"]

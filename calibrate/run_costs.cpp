@@ -53,7 +53,7 @@ double median_std_error(const std::vector<double>& v) {
   return 1.2533 * sd / std::sqrt(static_cast<double>(v.size()));
 }
 
-// A micro-batch that JIT-compiled kernels into a cold driver cache (tools/device/hf_run.py labels them):
+// A micro-batch that JIT-compiled kernels into a cold driver cache (tools/device/hf_campaign.py labels them):
 // a one-off per machine, not a first-seen or start cost of the stack.
 bool compiled_kernels(const Record& r) {
   const auto it = r.extra.find("jit_cache_files_added");

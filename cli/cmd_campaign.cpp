@@ -2,6 +2,7 @@
 // the campaign library (campaign/); this file parses the command line and prints.
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -13,6 +14,7 @@
 #include "io/atomic_file.hpp"
 #include "io/campaign_io.hpp"
 #include "model/errors.hpp"
+#include "predict/predictor.hpp"
 #include "report/csv.hpp"
 #include "report/format.hpp"
 #include "report/json_output.hpp"
@@ -51,6 +53,18 @@ nlohmann::json plan_items_json(const io::Campaign& c) {
   return items;
 }
 
+// The predictor `campaign predict` will use: the campaign's coefficients, or the GPU's default per-category file
+// when it names none (docs/campaigns.md), shown relative to the campaign's root when it lies there.
+std::string predictor_text(const io::Campaign& c) {
+  if (!c.coefficients.empty()) return c.coefficients;
+  const std::string path = predict::default_coefficients_path(c.gpu);
+  if (path.empty()) return "(none: the GPU declares no default predictor)";
+  const std::filesystem::path relative = std::filesystem::absolute(path).lexically_normal().lexically_relative(
+      std::filesystem::absolute(c.root).lexically_normal());
+  const bool inside = !relative.empty() && *relative.begin() != "..";
+  return "the default per-category predictor (" + (inside ? relative.string() : path) + ")";
+}
+
 void run_check(const CampaignOptions& o) {
   const io::Campaign c = io::load_campaign(o.file);
   const auto processes = io::plan_items(c);
@@ -65,7 +79,7 @@ void run_check(const CampaignOptions& o) {
   }
   std::cout << c.name << " (" << c.file << "): valid\n"
             << "  prediction " << c.prediction << ", plan " << c.plan_file() << "\n"
-            << "  predictor " << c.coefficients << " on " << c.gpu << (c.transfer ? " (transfer allowed)" : "") << "\n"
+            << "  predictor " << predictor_text(c) << " on " << c.gpu << (c.transfer ? " (transfer allowed)" : "") << "\n"
             << "  " << c.items.size() << " item(s), " << processes.size() << " process(es), "
             << report::fixed(c.total_limit_s, 0) << " s in all\n";
   for (const auto& p : processes) std::cout << "    " << process_summary(c, p) << "\n";

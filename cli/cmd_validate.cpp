@@ -288,7 +288,7 @@ void add_validate_command(CLI::App& app) {
       "Exit 1 when a --max-* bar is given and not met; JSON's `checks` holds each bar with its value and pass/fail.\n"
       "CSV: the held-out records of both schemes, or (--run) one row per run.\n"
       "--run FILE: recorded runs (one record per micro-batch with a `run` object, calibrate/run_records.hpp; written\n"
-      "by `stepcast measure --run-synthetic ...` or tools/device/hf_run.py). Prints, per run, the measured and predicted\n"
+      "by `stepcast measure --run-synthetic ...` or tools/device/hf_campaign.py). Prints, per run, the measured and predicted\n"
       "wall clock (the recorded micro-batches through the planner's cost rule: steady step with the host floor,\n"
       "first-seen shapes, process start, optimizer steps), the per-micro-batch error, the planner's own schedule of\n"
       "the recorded corpus, and the saving between policies run on the same corpus. Packed runs (run.documents,\n"

@@ -14,7 +14,7 @@ Tier parse_tier(const std::string& label) {
                        ". Violated constraint: the harness runs the device's own kernels, no -sm<NN>");
   if (tier.stack == model::Stack::hf_peft)
     problems.push_back("tier '" + label + "': transformers + peft. Violated constraint: the harness runs its own "
-                       "model; hf-peft labels are measured by tools/device/hf_fidelity.py (sdpa-<backend>/... with "
+                       "model; hf-peft labels are measured by tools/device/hf_campaign.py (sdpa-<backend>/... with "
                        "gqa-transformers runs transformers' K/V rule here)");
   if (tier.recompute)
     problems.push_back("tier '" + label + "': +ckpt. Violated constraint: the harness checkpoints by its own "

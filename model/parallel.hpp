@@ -49,7 +49,7 @@ struct Link {
 };
 
 // NCCL reaches about 80 % of the per-direction NVLink figure as bus bandwidth on large all-reduces; a default
-// until tools/device/multi_gpu.sh measures it (docs/planner.md, "Several GPUs").
+// until several H200s measure it (docs/planner.md, "Several GPUs"; the script for it is history, docs/campaigns.md).
 inline constexpr double kDefaultBusEfficiency = 0.80;
 // Latency per hop of NCCL's ring on NVLink, seconds: a default of the order of nccl-tests' small-message
 // times (tens of microseconds for an 8-rank all-reduce), until measured.

@@ -16,7 +16,7 @@ namespace stepcast::model {
 struct StackSpec {
   std::string_view name;         // what --stack and the first output line say
   std::string_view description;  // the software and versions measured
-  // Records whose tier label starts with this were measured on this stack (tools/device/hf_run.py writes
+  // Records whose tier label starts with this were measured on this stack (tools/device/hf_campaign.py writes
   // "hf-peft/..."); empty: labels of the tier grammar (model/tiers.hpp), which the harness writes.
   std::string_view record_tier_prefix;
   // Seconds per 1000 kernel launches as model/launches.hpp counts them (the stack's own extra launches, if

@@ -21,7 +21,7 @@ enum class ExpertImpl { loop, grouped };
 std::string backend_name(Backend b);
 
 // Which software stack the label describes: the project's LibTorch harness (`sdpa-*`, `hf-sdpa-*` labels) or
-// transformers + peft itself (`hf-peft/sdpa-<experts_implementation>`, the label tools/device/hf_fidelity.py
+// transformers + peft itself (`hf-peft/sdpa-<experts_implementation>`, the label tools/device/hf_campaign.py
 // writes). Both run PyTorch's SDPA; the stack decides how K/V meet the query heads and whether packed rows
 // can take a varlen kernel (docs/families.md, "The attention path, from the sources").
 enum class Stack { harness, hf_peft };

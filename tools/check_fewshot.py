@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Compares measurements/predictions/fewshot_check.jsonl (committed before the measurement) with the records of
-tools/device/fewshot_check.sh: per model and way (zero-shot, fewshot4, all), step and peak error per point, MAPE
+the device call of measurements/campaigns/fewshot-check.yaml (first run by a script, docs/campaigns.md): per model and way (zero-shot, fewshot4, all), step and peak error per point, MAPE
 and max.   usage: tools/check_fewshot.py PREDICTIONS RECORDS...
 """
 import json

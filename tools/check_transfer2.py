@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Mistral-7B zero-shot check without a records file (docs/method.md, "Launches").
 
-The device run of tools/device/transfer2.sh returned the measured steps only as the table of
+The device run of measurements/campaigns/transfer-mistral.yaml (first run by a script, docs/campaigns.md) returned the measured steps only as the table of
 measurements/records/h200-transfer2/README.md (the records file was left out), so this compares
 `stepcast predict --format json` at each shape of that table with its measured step and prints the error per
 point, the MAPE and the max. Post-hoc: the Mistral figures were seen while the launch model was built.

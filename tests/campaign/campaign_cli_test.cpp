@@ -40,6 +40,14 @@ TEST_CASE("campaign check: 0 for the shipped campaign, 2 with every problem loca
   CHECK(run_cli("campaign check " + root.path("measurements/campaigns/none.yaml")).exit_code == 2);
 }
 
+TEST_CASE("campaign check names the default predictor when the campaign names no coefficients", "[campaign][cli]") {
+  const auto r = run_cli("campaign check " + std::string(STEPCAST_MEASUREMENTS) + "/campaigns/families-runs.yaml");
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Contains("predictor the default per-category predictor ("));
+  CHECK_THAT(r.out, Contains(") on NVIDIA H200"));
+  CHECK_THAT(r.out, !Contains("predictor  on"));
+}
+
 TEST_CASE("campaign predict: a registered prediction is refused, --out writes both elsewhere", "[campaign][cli]") {
   const auto refused = run_cli("campaign predict " + kFamilies2);
   CHECK(refused.exit_code == 2);

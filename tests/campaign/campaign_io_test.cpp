@@ -75,7 +75,7 @@ TEST_CASE("the shipped families2 campaign reads as the script it replaces", "[ca
   REQUIRE(it.probes);
   CHECK(it.probes->points.size() == 12);
   CHECK(it.probes->kernels.size() == 2);
-  // As the harness pads them (tools/device/harness_rows.py says 4x2048:0.37 -> 2048,1038,1038,1037).
+  // As the harness pads them (model::padded_rows: 4x2048:0.37 -> 2048,1038,1038,1037).
   CHECK(it.probes->points[9].text == "4x2048:0.37");
   CHECK(it.probes->points[9].row_tokens == std::vector<int64_t>{2048, 1038, 1038, 1037});
   CHECK(c.checks.size() == 2);

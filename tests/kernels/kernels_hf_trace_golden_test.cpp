@@ -1,5 +1,5 @@
 // Real torch.profiler Chrome traces the project did not shape: one LoRA fwd+bwd step of Gemma-4 26B-A4B
-// under transformers 5.17 + peft 0.21 on one NVIDIA H200 (tools/device/hf_trace.py), rows 4096+4096 and
+// under transformers 5.17 + peft 0.21 on one NVIDIA H200 (a torch.profiler trace, docs/kernels.md), rows 4096+4096 and
 // 4096+2048 at width 4096. The attention share is checked against an independent count of the trace.
 #include <zlib.h>
 

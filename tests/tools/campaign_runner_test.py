@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """tools/device/campaign.sh with a stand-in executor (tests/tools/stand_in_executor.py), end to end: `stepcast
 campaign predict --out` writes the plan of tests/data/campaigns/runner.yaml, the runner runs it in a copy of the
-runner (a folder without .git, as on the GPU machine, or a fresh git repository for the ready check), and `stepcast
+runner (a folder without .git, as on the GPU machine, or with a stale one), and `stepcast
 campaign report` reads what came back. Needs STEPCAST_EXE and STEPCAST_ROOT (the source tree)."""
 import json
 import os
@@ -115,29 +115,13 @@ class Runner(unittest.TestCase):
         folder, _ = self.unpack()
         self.assertEqual(os.listdir(os.path.join(folder, "records")), [])
 
-    def test_with_git_it_measures_only_what_is_committed(self):
-        tree = self.tree
-        subprocess.run(["git", "init", "-q", tree], check=True)
-        for f in ("tests/data/campaigns/runner.yaml", "measurements/predictions/runner-test.jsonl",
-                  "measurements/predictions/runner.plan.json"):
-            os.makedirs(os.path.dirname(os.path.join(tree, f)), exist_ok=True)
-        shutil.copy(CAMPAIGN, os.path.join(tree, "tests/data/campaigns/runner.yaml"))
-        shutil.copy(self.prediction, os.path.join(tree, "measurements/predictions/runner-test.jsonl"))
-        shutil.copy(self.plan, os.path.join(tree, "measurements/predictions/runner.plan.json"))
-        self.plan = os.path.join(tree, "measurements/predictions/runner.plan.json")
-        # the campaign's own paths: its coefficients and config, as in the repository
-        for f in ("scenarios/coefficients/h200-gemma4-categories.yaml", "tests/data/configs/tiny-llama.json"):
-            os.makedirs(os.path.dirname(os.path.join(tree, f)), exist_ok=True)
-            shutil.copy(os.path.join(ROOT, f), os.path.join(tree, f))
-        refused = self.run_campaign()
-        self.assertEqual(refused.returncode, 2, refused.stdout)
-        self.assertIn("commit tests/data/campaigns/runner.yaml before measuring (not tracked by git)", refused.stdout)
-        git = ["git", "-C", tree, "-c", "user.name=t", "-c", "user.email=t@t"]
-        subprocess.run(git + ["add", "-A"], check=True)
-        subprocess.run(git + ["commit", "-qm", "register"], check=True)
-        shutil.rmtree(self.out)
+    def test_a_stale_git_in_the_tree_is_not_asked(self):
+        # The device's copy of the tree may carry a .git that says nothing about this checkout: the gate is
+        # `stepcast campaign ready` before the call (docs/campaigns.md), so the runner measures with nothing committed.
+        subprocess.run(["git", "init", "-q", self.tree], check=True)
         done = self.run_campaign()
         self.assertEqual(done.returncode, 0, done.stdout)
+        self.assertIn("registration is checked before the call: stepcast campaign ready", done.stdout)
 
 
 if __name__ == "__main__":

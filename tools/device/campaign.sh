@@ -10,16 +10,17 @@
 #                      plan has one
 #   hf-peft processes: python3 tools/device/hf_campaign.py PLAN OUTDIR --only ID (the transformers + peft
 #                      executor; $HF_EXECUTOR names another, e.g. a test's stand-in)
-# With a .git in the tree it first asks `stepcast campaign ready` (the campaign, its prediction and this plan must
-# be committed and unchanged) and measures nothing otherwise.
+# The registration gate is `stepcast campaign ready` run HERE, before the device call (docs/campaigns.md): the
+# device's copy of the tree may carry a stale .git, so this runner never asks git; it prints the plan's
+# stepcast_commit (the stepcast that wrote the prediction) into the console log.
 #
 #   tools/device/campaign.sh measurements/predictions/NAME.plan.json            on the GPU machine
 #   tools/device/campaign.sh PLAN.json --dry-run   here: harness processes on the CPU with a tiny config of the
 #       family (the plan's dry_run_args; needs a harness build, else skipped), hf-peft ones through the executor's
-#       --dry-run; no ready check, no build ($STEPCAST or build/cli/stepcast)
+#       --dry-run; no build ($STEPCAST or build/cli/stepcast)
 #   tools/device/campaign.sh PLAN.json --only ITEM[,ITEM...]   only the processes of these campaign items (a campaign
 #       longer than one device command runs in several; total_limit_s then bounds each command)
-# Exit: 0 every process ran, 1 one failed, timed out or was skipped for time, 2 a bad plan or not ready.
+# Exit: 0 every process ran, 1 one failed, timed out or was skipped for time, 2 a bad plan.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 plan=${1:?usage: tools/device/campaign.sh PLAN.json [--dry-run] [--only ITEM,...]}
@@ -77,18 +78,8 @@ pack() {
   echo "campaign.sh: $OUT/$name.tar.gz ($(tar tzf "$OUT/$name.tar.gz" | grep -c 'records/.*jsonl$') records files)"
 }
 
-if (( !dry )) && [[ -e .git ]]; then
-  # The rule lives in `stepcast campaign ready`; before any build the tree may have no stepcast, so git answers.
-  if [[ -x $stepcast ]]; then
-    "$stepcast" campaign ready "$campaign_file" || { echo "campaign.sh: not ready: nothing measured"; pack; exit 2; }
-  else
-    prediction=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["prediction_file"])' "$plan")
-    for f in "$campaign_file" "$prediction" "$plan"; do
-      git ls-files --error-unmatch -- "$f" >/dev/null 2>&1 && git diff --quiet HEAD -- "$f" ||
-        { echo "campaign.sh: commit $f before measuring: nothing measured"; pack; exit 2; }
-    done
-  fi
-fi
+registered=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("stepcast_commit", "?"))' "$plan")
+echo "campaign $name: predicted by stepcast $registered (registration is checked before the call: stepcast campaign ready)"
 
 if (( dry )); then
   echo "dry run of $name: $(wc -l <"$work/processes.tsv") processes, nothing built"
