@@ -1,6 +1,9 @@
 // measurements/public/'s reader (io/public_measurements.hpp): the shipped files, their provenance, and every
 // rule with its file:line:col.
+#include <filesystem>
+#include <fstream>
 #include <set>
+#include <sstream>
 
 #include "catch.hpp"
 #include "temp_file.hpp"
@@ -106,4 +109,31 @@ TEST_CASE("the shipped public measurements read and each row says where it was p
                         "NVIDIA GeForce RTX 4090", "NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition",
                         "AMD Instinct MI300X"})
     CHECK(gpus.count(g) == 1);
+}
+
+TEST_CASE("a public step figure with an id names the public-*.jsonl prediction committed before it", "[public]") {
+  // docs/gpus.md, "Adding a source": a whole-step figure is checked against a prediction that was committed
+  // first to measurements/predictions/public-*.jsonl; the row's locator ends with `id=<the prediction's id>`.
+  std::string predictions;
+  for (const auto& e : std::filesystem::directory_iterator(std::string(STEPCAST_MEASUREMENTS) + "/predictions")) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("public-", 0) != 0 || e.path().extension() != ".jsonl") continue;
+    std::ifstream in(e.path());
+    std::stringstream text;
+    text << in.rdbuf();
+    predictions += text.str();
+  }
+  const std::vector<std::string> files = {STEPCAST_PUBLIC_FILES};
+  size_t with_id = 0;
+  for (const auto& path : files) {
+    for (const auto& p : io::load_public_measurements(path, model::known_gpus(), model::known_archs())) {
+      const auto at = p.locator.find("id=");
+      if (p.kind != "step" || at == std::string::npos) continue;
+      const std::string id = p.locator.substr(at + 3);
+      INFO(path << ": " << id);
+      CHECK(predictions.find("\"id\": \"" + id + "\"") != std::string::npos);
+      ++with_id;
+    }
+  }
+  CHECK(with_id >= 18);  // qwen-readme.csv: the 18 single-GPU LoRA cells
 }

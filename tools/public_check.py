@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""Pre-registered checks against published fine-tuning throughputs (docs/gpus.md, "Published fine-tuning
+throughputs").
+
+  tools/public_check.py predict SPEC.json [--stepcast BIN] > measurements/predictions/public-NAME.jsonl
+  tools/public_check.py check PREDICTIONS.jsonl measurements/public/NAME.csv
+
+`predict` runs `stepcast predict` once per configuration of SPEC.json and writes one JSON object a
+configuration: the command, the micro-batch's predicted step and its 90 % interval, and what the source
+publishes converted from it (seconds per optimizer step of `micro_batches` micro-batches plus the
+coefficients' optimizer step, or tokens per second per GPU). Commit its output before the published figures
+are read. `check` joins the predictions to the CSV's rows by `id` (the CSV's `locator` ends with `id=<id>`)
+and prints the error table (predicted against published, signed, in %), the MAPE over the pre-registered
+rows and, apart, the post hoc ones.
+"""
+import argparse
+import csv
+import json
+import os
+import shlex
+import subprocess
+import sys
+
+
+def git_commit():
+    return subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def optimizer_step_s(coefficients):
+    # The pooled file's `optimizer_step_s: {value: ...}` line; the H200's figure, not carried (LoRA's
+    # optimizer step is well under 1 % of every step predicted here).
+    with open(coefficients) as f:
+        for line in f:
+            s = line.strip()
+            if s.startswith("optimizer_step_s:"):
+                return float(s.split("value:")[1].split(",")[0])
+    return 0.0
+
+
+def predict(args):
+    spec = json.load(open(args.spec))
+    commit = git_commit()
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True,
+                           text=True).stdout.strip()
+    for c in spec["configs"]:
+        cmd = ["stepcast", "predict", "--model", c["model"], "--gpu", c["gpu"], "--transfer",
+               "--rows", ",".join(str(r) for r in c["rows"]), "--dtype", c.get("dtype", "bfloat16")]
+        if c.get("lora_rank"):
+            cmd += ["--lora-rank", str(c["lora_rank"])]
+        if c.get("lora_targets"):
+            cmd += ["--lora-targets", ",".join(c["lora_targets"])]
+        if c.get("stack"):
+            cmd += ["--stack", c["stack"]]
+        cmd += ["--format", "json"]
+        out = subprocess.run([args.stepcast] + cmd[1:], capture_output=True, text=True)
+        if out.returncode != 0:
+            sys.exit(f"{c['id']}: {shlex.join(cmd)} failed: {out.stderr}")
+        p = json.loads(out.stdout)
+        step, (lo, hi) = p["predicted_step_s"], p["step_interval_s"]
+        tokens = sum(c["rows"])
+        micro = c.get("micro_batches", 1)
+        coefficients = p["predictor"].split("(")[1].split(")")[0] if "(" in p["predictor"] else ""
+        opt = optimizer_step_s(coefficients) if coefficients else 0.0
+        rec = {"kind": "public-throughput", "id": c["id"], "gpu": c["gpu"], "model": c["model"],
+               "rows": c["rows"], "micro_batches": micro, "config": c["config"],
+               "seen_before_prediction": c.get("seen_before_prediction", False),
+               "note": c.get("note", ""),
+               "predicted_step_s": step, "step_interval_s": [lo, hi],
+               "predicted_peak_gib": p["predicted_peak_gib"], "bound": p["bound"],
+               "predicted_host_s": p["predicted_host_s"], "predicted_device_s": p["predicted_device_s"]}
+        if c["unit"] == "s_per_iter":
+            rec["optimizer_step_s"] = opt
+            rec["predicted_value"] = micro * step + opt
+            rec["value_interval"] = [micro * lo + opt, micro * hi + opt]
+        elif c["unit"] == "tokens_per_s_per_gpu":
+            rec["predicted_value"] = tokens / step
+            rec["value_interval"] = [tokens / hi, tokens / lo]
+        else:
+            sys.exit(f"{c['id']}: unknown unit {c['unit']}")
+        rec["unit"] = c["unit"]
+        rec["provenance"] = p["provenance"]
+        rec["predictor"] = p["predictor"].replace(os.getcwd() + "/", "")
+        rec["transfer"] = p.get("transfer", "")
+        rec["command"] = shlex.join(cmd)
+        rec["stepcast_commit"] = p.get("commit", "") or commit
+        rec["tree_commit"] = commit + (" (modified)" if dirty else "")
+        print(json.dumps(rec))
+
+
+def check(args):
+    preds = {}
+    for line in open(args.predictions):
+        if line.strip():
+            r = json.loads(line)
+            preds[r["id"]] = r
+    rows = []
+    for row in csv.DictReader(open(args.csv)):
+        loc = row["locator"]
+        if "id=" not in loc:
+            continue
+        pid = loc.split("id=")[1].split(";")[0].split(",")[0].strip()
+        if pid not in preds:
+            continue
+        p = preds[pid]
+        published = float(row["value"])
+        if p["unit"] == "s_per_iter":
+            # the CSV holds tokens per second per GPU; the prediction is seconds per optimizer step
+            tokens = sum(p["rows"]) * p["micro_batches"]
+            value, lo, hi = tokens / p["predicted_value"], tokens / p["value_interval"][1], \
+                tokens / p["value_interval"][0]
+        else:
+            value, (lo, hi) = p["predicted_value"], p["value_interval"]
+        err = (value - published) / published
+        rows.append((pid, row["gpu"], value, lo, hi, published, err, lo <= published <= hi,
+                     p["seen_before_prediction"]))
+    print("| id | gpu | predicted tokens/s (90 %) | published | error | inside |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for pid, gpu, v, lo, hi, pub, err, inside, seen in rows:
+        print(f"| {pid}{' (post hoc)' if seen else ''} | {gpu} | {v:.0f} ({lo:.0f}-{hi:.0f}) | {pub:.0f} | "
+              f"{100 * err:+.1f} % | {'yes' if inside else 'no'} |")
+    for label, sel in (("pre-registered", [r for r in rows if not r[8]]),
+                       ("post hoc", [r for r in rows if r[8]])):
+        if sel:
+            mape = sum(abs(r[6]) for r in sel) / len(sel)
+            inside = sum(1 for r in sel if r[7])
+            print(f"{label}: {len(sel)} rows, MAPE {100 * mape:.1f} %, max {100 * max(abs(r[6]) for r in sel):.1f} %,"
+                  f" {inside} of {len(sel)} inside the 90 % interval")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    a = sub.add_parser("predict")
+    a.add_argument("spec")
+    a.add_argument("--stepcast", default="build/cli/stepcast")
+    a.set_defaults(func=predict)
+    b = sub.add_parser("check")
+    b.add_argument("predictions")
+    b.add_argument("csv")
+    b.set_defaults(func=check)
+    args = ap.parse_args()
+    args.func(args)
+
+
+if __name__ == "__main__":
+    main()
