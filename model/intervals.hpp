@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "model/run_memory.hpp"
+
 namespace stepcast::model {
 
 // Relative half-widths of the 90 % step interval; 0 = no measured error.
@@ -65,5 +67,10 @@ struct IntervalSpec {
 extern const std::array<IntervalSpec, kIntervalKinds> kIntervalTable;
 
 inline const HalfWidth& held_out_error(IntervalKind kind) { return kIntervalTable[kind].half_width; }
+
+// The run peak's interval (measured / predicted) of a model outside the pooled default's families: the run peaks
+// of every family left out of the default's recipe or never fitted (model/intervals.cpp says which runs). A
+// transferred model's peak interval is the union of this and the file's own.
+const PeakInterval& transferred_model_peak_interval();
 
 }  // namespace stepcast::model

@@ -98,7 +98,9 @@ TEST_CASE("plan --gpus N opens with the N-GPU plan and says what a step trains",
   for (const auto& c : f["checks"])
     if (c["name"] == "fits_memory") {
       CHECK(c["value"].get<double>() >= f["parallel"]["baseline"]["peak_gib_per_rank"].get<double>());
-      CHECK(c["value"].get<double>() < f["parallel"]["baseline"]["peak_gib_per_rank"].get<double>() + 1);
+      // The check holds the peak's upper bound: Gemma-4 is outside the pooled default, whose peak travels to
+      // +6.2 % (model/intervals.hpp, transferred_model_peak_interval).
+      CHECK(c["value"].get<double>() <= 1.07 * f["parallel"]["baseline"]["peak_gib_per_rank"].get<double>());
       CHECK(c["passed"] == false);
     }
   CHECK(f["baseline"]["memory_verdict"] == "out_of_memory");  // the one-GPU plan, for comparison, does not fit

@@ -7,6 +7,7 @@
 #include "io/coefficients_io.hpp"
 #include "model/errors.hpp"
 #include "model/launches.hpp"
+#include "model/intervals.hpp"
 #include "model/stacks.hpp"
 #include "predict/predictor.hpp"
 
@@ -53,6 +54,14 @@ TEST_CASE("without coefficients the GPU's declared default predictor answers, fo
   const auto qwen = predict::choose_predictor(ask_model("qwen2.5-7b"));
   CHECK(qwen.transfer.provenance == std::vector{model::Provenance::transferred_model});
   CHECK_THAT(qwen.first_line, Contains("transferred model 'qwen2.5-7b', not among the 5 models the pooled rates were fitted on"));
+  // The peak's interval travels wider (measured on families the predictor never saw); a pooled family keeps the file's.
+  const auto& own_peak = llama.transfer.coefficients.peak_interval;
+  const auto& carried_peak = qwen.transfer.coefficients.peak_interval;
+  REQUIRE(own_peak.has_value());
+  REQUIRE(carried_peak.has_value());
+  CHECK(own_peak->high < 1.01);
+  CHECK(carried_peak->high == model::transferred_model_peak_interval().high);
+  CHECK(carried_peak->low == std::min(own_peak->low, model::transferred_model_peak_interval().low));
   // Another GPU still needs --transfer: the H100 declares no default.
   predict::PredictorAsk h100 = ask_model("qwen2.5-7b");
   h100.gpu = "NVIDIA H100 80GB HBM3";
