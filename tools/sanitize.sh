@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 seconds="${1:-0}"
 dir="${2:-build-asan}"
 jobs="$(nproc)"
-readers=(model_config coefficients measurements runs scenario corpus trace cupti)
+readers=(model_config coefficients measurements runs scenario corpus trace cupti campaign)
 
 # -O1: sanitizer reports keep their frames and compiling is the job's largest cost (docs/reliability.md);
 # -g1: line tables for the reports without full debug information. No compiler cache: the cost stated in
