@@ -19,6 +19,7 @@
 #include <sstream>
 
 #include "calibrate/fit_parts.hpp"
+#include "calibrate/run_costs.hpp"
 #include "calibrate/run_records.hpp"
 
 namespace stepcast::calibrate {
@@ -32,21 +33,6 @@ std::string number(double v) {
   o.precision(4);
   o << v;
   return o.str();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-// sqrt(pi / 2) * 1.4826 MAD / sqrt(n): the standard error of a median, robust to a few outliers.
-double median_std_error(const std::vector<double>& v) {
-  if (v.size() < 2) return 0;
-  const double m = median(v);
-  std::vector<double> dev;
-  for (double x : v) dev.push_back(std::abs(x - m));
-  return 1.2533 * 1.4826 * median(dev) / std::sqrt(static_cast<double>(v.size()));
 }
 
 Term median_term(const std::vector<double>& samples, double scale, const std::string& what) {

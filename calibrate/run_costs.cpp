@@ -36,22 +36,6 @@ struct Samples {
   int from_runs = 0;
 };
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-// Standard error of the median of n samples: sqrt(pi/2) * sd / sqrt(n), with sd from the median absolute
-// deviation (1.4826 MAD) so that a few cold-cache stalls do not inflate it.
-double median_std_error(const std::vector<double>& v) {
-  if (v.size() < 2) return 0;
-  const double m = median(v);
-  std::vector<double> dev;
-  for (double x : v) dev.push_back(std::abs(x - m));
-  const double sd = 1.4826 * median(dev);
-  return 1.2533 * sd / std::sqrt(static_cast<double>(v.size()));
-}
 
 // A micro-batch that JIT-compiled kernels into a cold driver cache (tools/device/hf_campaign.py labels them):
 // a one-off per machine, not a first-seen or start cost of the stack.
@@ -181,6 +165,23 @@ void fit_run_costs(const FitShapes& shapes, const std::vector<Record>& records, 
   if (!runs.empty())
     notes.push_back("run costs: " + std::to_string(runs.size()) + " recorded run(s) used for first-seen, start and "
                     "optimizer costs, not for the steady step fit");
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// Standard error of the median of n samples: sqrt(pi/2) * sd / sqrt(n), with sd from the median absolute
+// deviation (1.4826 MAD) so that a few cold-cache stalls do not inflate it.
+double median_std_error(const std::vector<double>& v) {
+  if (v.size() < 2) return 0;
+  const double m = median(v);
+  std::vector<double> dev;
+  for (double x : v) dev.push_back(std::abs(x - m));
+  const double sd = 1.4826 * median(dev);
+  return 1.2533 * sd / std::sqrt(static_cast<double>(v.size()));
 }
 
 }  // namespace stepcast::calibrate

@@ -29,4 +29,9 @@ inline void fit_run_costs(const model::ModelShape& shape, const std::vector<Reco
   fit_run_costs(FitShapes(shape), records, file, coefficients, notes);
 }
 
+// The median of `v`, and its standard error (sqrt(pi / 2) x 1.4826 MAD / sqrt(n): robust to a few cold-cache
+// stalls); 0 for fewer than two samples. Shared by the run-cost and run-memory fits.
+double median(std::vector<double> v);
+double median_std_error(const std::vector<double>& v);
+
 }  // namespace stepcast::calibrate
