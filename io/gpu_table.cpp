@@ -192,15 +192,6 @@ std::vector<model::ArchSpec> read_archs(MapReader& top, const std::string& path,
   return archs;
 }
 
-std::string quoted(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
-
 }  // namespace
 
 std::vector<model::GpuSpec> load_gpu_table(const std::string& path) { return load_gpu_tables(path).gpus; }
@@ -266,6 +257,15 @@ std::string arch_table_initialiser(const std::vector<model::ArchSpec>& archs) {
     out << "}},\n";
   }
   return out.str();
+}
+
+std::string quoted(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
 }
 
 }  // namespace stepcast::io

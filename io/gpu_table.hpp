@@ -26,5 +26,8 @@ GpuTable load_gpu_tables(const std::string& path);
 std::string gpu_table_initialiser(const std::vector<model::GpuSpec>& table);
 // The archs as the body of a C++ brace initialiser of std::vector<model::ArchSpec>.
 std::string arch_table_initialiser(const std::vector<model::ArchSpec>& archs);
+// `s` as a C++ string literal (quotes and backslashes escaped), for the generated initialisers here and in
+// io/public_measurements.cpp.
+std::string quoted(const std::string& s);
 
 }  // namespace stepcast::io

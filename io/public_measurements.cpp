@@ -9,6 +9,7 @@
 #include <map>
 #include <sstream>
 
+#include "io/gpu_table.hpp"
 #include "model/errors.hpp"
 
 namespace stepcast::io {
@@ -265,15 +266,6 @@ class FileReader {
   int line_ = 1;
   std::vector<model::PublicPoint> points_;
 };
-
-std::string quoted(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
 
 }  // namespace
 
