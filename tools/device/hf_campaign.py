@@ -256,8 +256,8 @@ class Executor:
                 "label": item.get("label", "warm"), "campaign": self.plan.get("campaign"), "item": item["id"],
                 "source": "tools/device/hf_campaign.py %s --only %s" % (self.plan.get("plan_path", ""), item["id"]),
                 "lora": {"rank": lora["rank"], "alpha": lora.get("alpha", 2 * lora["rank"]),
-                         "targets": lora["targets"], "modules": self.info["lora_modules"],
-                         "dtype": self.info["lora_dtype"]},
+                         "dropout": lora.get("dropout", 0.05), "targets": lora["targets"],
+                         "modules": self.info["lora_modules"], "dtype": self.info["lora_dtype"]},
                 "dtype": item.get("dtype", "bfloat16"),  # the weights as loaded (the config's torch_dtype is ignored)
                 "gradient_checkpointing": item.get("gradient_checkpointing", "reentrant"),
                 "attn_implementation": self.info["attn_implementation"],
