@@ -124,7 +124,7 @@ class FieldReader {
     const auto* v = find("lora", false);
     if (v == nullptr || v->is_null()) return;
     if (!v->is_object()) {
-      problem("lora", "lora = " + shown(*v) + ". Violated constraint: an object {rank, alpha, targets, modules, dtype}");
+      problem("lora", "lora = " + shown(*v) + ". Violated constraint: an object {rank, alpha, targets, modules, dtype, dropout}");
       return;
     }
     RecordLora lora;
@@ -164,6 +164,12 @@ class FieldReader {
         bad("dtype", *dtype, "a string (float32, bfloat16, ...)");
       else
         lora.dtype = dtype->get<std::string>();
+    }
+    if (const auto dropout = v->find("dropout"); dropout != v->end()) {
+      if (!dropout->is_number() || !(dropout->get<double>() >= 0 && dropout->get<double>() < 1))
+        bad("dropout", *dropout, "a number in [0, 1)");
+      else
+        lora.dropout = dropout->get<double>();
     }
     out = std::move(lora);
   }

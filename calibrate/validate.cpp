@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "calibrate/run_records.hpp"
 #include "model/errors.hpp"
 #include "model/intervals.hpp"
 #include "model/step_model.hpp"
@@ -64,7 +65,7 @@ void run_folds(const FitShapes& shapes, const std::vector<Record>& records, cons
       }
       if (r.usable_peak() && fitted.coefficients.peak_points > 0) {
         row.measured_peak_gib = *r.peak_gib;
-        row.predicted_peak_gib = m.peak_gib(b);
+        row.predicted_peak_gib = m.peak_gib(b, run_position(r));
       }
       v.rows.push_back(row);
     }

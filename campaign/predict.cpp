@@ -58,7 +58,7 @@ void predict_probes(const io::CampaignItem& item, const io::PlanItem& process, c
                         {"rows", b.rows},
                         {"width", b.width},
                         {"predicted_step_s", step},
-                        {"predicted_peak_gib", m.memory_table(b).total_gib()}};
+                        {"predicted_peak_gib", m.probe_peak_gib(b)}};
     const model::Transfer t = model::at_shape(predictor.chosen.transfer, b.num_rows(), b.width);
     double lo = 0, hi = 0;
     if (model::step_interval(t, m.features().step(b), step, b.real_tokens() < b.padded_tokens(), lo, hi)) line["step_interval_s"] = {lo, hi};
@@ -110,6 +110,7 @@ nlohmann::json predict_run(const io::CampaignItem& item, const io::PlanItem& pro
   planner::RunSpec spec;
   spec.accumulation = run.accumulation;
   spec.gpu_memory_gib = predictor.chosen.transfer.gpu.capacity_gib;
+  spec.allocator = model::parse_allocator(item.allocator).value_or(model::Allocator::caching);  // its reserved memory
   const planner::PlanResult plan = planner::simulate(corpus, batching_of(run, process.policy), spec, *predictor.model);
   const planner::Timeline timeline = planner::predict_timeline(batches, run.accumulation, *predictor.model, std::nullopt);
   nlohmann::json mbs = nlohmann::json::array();
@@ -121,7 +122,7 @@ nlohmann::json predict_run(const io::CampaignItem& item, const io::PlanItem& pro
                    {"first_seen_s", e.first_seen_s},
                    {"run_start_s", e.run_start_s},
                    {"optimizer_s", e.optimizer_s},
-                   {"peak_gib", predictor.model->peak_gib(batches[i])}});
+                   {"peak_gib", predictor.model->peak_gib(batches[i], {true, e.optimizer_step > 0, e.first_seen})}});
   }
   nlohmann::json line{{"campaign", p.campaign},
                       {"item", process.base_id},
@@ -347,6 +348,7 @@ ItemPredictor item_predictor(const io::Campaign& c, const io::CampaignItem& item
   }
   ask.lora_targets = item.lora.targets;
   ask.lora_rank = item.lora.rank;
+  ask.lora_dropout = item.lora.dropout;
   ask.dtype = item.dtype;  // the executor loads the weights in it, whatever the config says
   ItemPredictor p{predict::choose_predictor(ask), "", nullptr};
   // The description names the file as the campaign does (relative to the root), so that a prediction line reads the

@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "calibrate/records.hpp"
+#include "calibrate/run_records.hpp"
 #include "cli/app.hpp"
 #include "cli/figures.hpp"
 #include "cli/transfer_options.hpp"
@@ -60,7 +61,7 @@ std::vector<Comparison> compare(const model::StepModel& m, const std::vector<cal
       out.push_back({r.line, "step_s", *r.step_s, p, e, std::abs(e) > tol});
     }
     if (r.usable_peak() && m.coefficients().peak_points > 0) {
-      const double p = require_figure(m.peak_gib(b), r.where(), "predicted peak_gib");
+      const double p = require_figure(m.peak_gib(b, calibrate::run_position(r)), r.where(), "predicted peak_gib");
       const double e = (p - *r.peak_gib) / *r.peak_gib;
       out.push_back({r.line, "peak_gib", *r.peak_gib, p, e, std::abs(e) > tol});
     }
@@ -68,7 +69,7 @@ std::vector<Comparison> compare(const model::StepModel& m, const std::vector<cal
       // An OOM record drifts when the model says the batch fits with room to spare.
       auto it = r.extra.find("capacity_gib");
       const double cap = (it != r.extra.end() && it->is_number()) ? it->get<double>() : capacity_of(r);
-      const double p = require_figure(m.peak_gib(b), r.where(), "predicted peak_gib");
+      const double p = require_figure(m.peak_gib(b, calibrate::run_position(r)), r.where(), "predicted peak_gib");
       if (cap > 0) out.push_back({r.line, "oom", cap, p, (p - cap) / cap, p < cap * (1.0 - tol)});
     }
   }

@@ -144,6 +144,7 @@ Scenario scenario_with_overrides(const PlanOptions& o) {
   }
   if (o.lora.rank > 0) s.lora.rank = o.lora.rank;
   if (o.lora.alpha > 0) s.lora.alpha = o.lora.alpha;
+  if (o.lora.dropout >= 0) s.lora.dropout = o.lora.dropout;
   d.throw_if_any();
   return s;
 }

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "calibrate/records.hpp"
+#include "calibrate/run_records.hpp"
 #include "cli/app.hpp"
 #include "cli/figures.hpp"
 #include "cli/transfer_options.hpp"
@@ -77,7 +78,7 @@ nlohmann::json predict_record(const model::StepModel& m, const model::Transfer& 
   j["provenance"] = provenance_json(t);
   if (!t.extrapolation.empty()) j["extrapolation"] = t.extrapolation;
   const double step = require_figure(m.step_s(b), r.where(), "predicted step_s");
-  const double peak = require_figure(m.peak_gib(b), r.where(), "predicted peak_gib");
+  const double peak = require_figure(m.peak_gib(b, calibrate::run_position(r)), r.where(), "predicted peak_gib");
   const auto sides = m.sides(b);
   require_figure(sides.device_s, r.where(), "predicted device_s");
   require_figure(sides.host_s, r.where(), "predicted host_s");

@@ -42,6 +42,9 @@ void add_lora_options(CLI::App* cmd, LoraOptions& o, const std::string& what) {
       ->check(CLI::Range(int64_t{1}, limits::kMaxLoraRank));
   cmd->add_option("--lora-alpha", o.alpha, what + "'s LoRA alpha (shown; the scaling costs nothing)")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--lora-dropout", o.dropout,
+                  what + "'s LoRA dropout (default 0.05; 0 saves each adapter's mask and second fp32 copy of its input)")
+      ->check(CLI::Range(0.0, 0.99));
 }
 
 predict::PredictorAsk predictor_ask(const std::string& coefficients, const std::string& model, const TransferOptions& o) {
@@ -81,6 +84,7 @@ predict::PredictorAsk scenario_ask(const io::Scenario& s, bool from_flag, const 
   ask.named_by_scenario = !from_flag && !s.coefficients.empty();
   ask.lora_targets = s.lora.targets;
   ask.lora_rank = s.lora.rank;
+  ask.lora_dropout = s.lora.dropout;
   if (ask.dtype.empty()) ask.dtype = s.dtype;
   if (!s.lora.targets_where.empty()) ask.lora_where = s.lora.targets_where;
   return ask;
@@ -89,6 +93,7 @@ predict::PredictorAsk scenario_ask(const io::Scenario& s, bool from_flag, const 
 void set_lora(predict::PredictorAsk& ask, const LoraOptions& o) {
   ask.lora_targets = o.targets;
   ask.lora_rank = o.rank;
+  if (o.dropout >= 0) ask.lora_dropout = o.dropout;
   ask.lora_where = "--lora-targets";
 }
 

@@ -30,7 +30,8 @@ struct LoraOptions {
   std::vector<std::string> targets;
   int64_t rank = 0;    // 0: the coefficients'
   double alpha = 0;    // 0: not given (peft's scaling alpha / rank changes no cost: it is shown, not priced)
-  bool given() const { return !targets.empty() || rank > 0; }
+  double dropout = -1; // < 0: not given (0.05)
+  bool given() const { return !targets.empty() || rank > 0 || dropout >= 0; }
 };
 void add_lora_options(CLI::App* cmd, LoraOptions& o, const std::string& what);
 

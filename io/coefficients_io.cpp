@@ -16,6 +16,8 @@
 #include "io/document.hpp"
 #include "model/limits.hpp"
 #include "model/errors.hpp"
+#include "model/features.hpp"
+#include "model/gpus.hpp"
 
 namespace stepcast::io {
 
@@ -45,6 +47,27 @@ model::Term absent_term(const std::string& key, size_t i, const std::array<model
     }
   }
   return {0, 0, false, "not selected: absent from this file"};
+}
+
+// A file written before the adapters' roofline priced lora_gemm_s_per_tflop per FLOP: the same rate times
+// 2r / (2r + 4 kappa) prices its own rank the same under the roofline's work (docs/method.md, "LoRA by rank").
+void convert_lora_rate(model::Coefficients& c) {
+  model::GpuInfo gpu;  // an unknown GPU: the H200's ridge (model::lora_gemm_ridge_flops_per_byte)
+  try {
+    gpu = model::gpu_info(c.gpu);
+  } catch (const InputError&) {
+  }
+  const double f = model::lora_per_flop_to_roofline(c.lora_rank, gpu);
+  model::Term& t = c.step[model::kLoraGemm];
+  t.value *= f;
+  t.std_error *= f;
+  if (t.selected) {
+    std::ostringstream s;
+    s << "converted: per-FLOP rate of a file written before the adapters' roofline, x " << f << " (rank "
+      << c.lora_rank << "); " << t.reason;
+    t.reason = s.str();
+  }
+  c.lora_work = "roofline";
 }
 
 template <size_t N>
@@ -197,6 +220,9 @@ model::Coefficients load_coefficients(const std::string& path) {
     host.finish();
   }
   if (r.has("run")) read_terms(r, "run", model::run_term_names(), c.run, true);
+  c.lora_work = "per-flop";
+  r.read_choice("lora_work", c.lora_work, {"per-flop", "roofline"}, false);
+  if (c.lora_work == "per-flop") convert_lora_rate(c);
   r.finish();
   diagnostics.throw_if_any();
   return c;
@@ -214,6 +240,7 @@ nlohmann::json coefficients_json(const model::Coefficients& c) {
   j["date"] = c.date;
   j["loss"] = c.loss;
   j["lora_rank"] = c.lora_rank;
+  j["lora_work"] = c.lora_work;
   j["prior"] = c.prior;
   j["step_rms_rel"] = c.step_rms_rel;
   j["peak_rms_gib"] = c.peak_rms_gib;
@@ -263,6 +290,7 @@ std::string coefficients_yaml(const model::Coefficients& c) {
   out << YAML::Key << "date" << YAML::Value << c.date;
   out << YAML::Key << "loss" << YAML::Value << c.loss;
   out << YAML::Key << "lora_rank" << YAML::Value << c.lora_rank;
+  out << YAML::Key << "lora_work" << YAML::Value << c.lora_work;
   if (!c.prior.empty()) out << YAML::Key << "prior" << YAML::Value << c.prior;
   if (!c.fitted_records.empty()) out << YAML::Key << "fitted_records" << YAML::Value << c.fitted_records;
   if (c.domain.known) {

@@ -11,7 +11,7 @@
 //   predictor: {width_quadratic: {step_s_per_token, step_s_per_token_width, step_s_fixed,
 //                                 masked_step_factor, peak_gib_fixed, peak_gib_per_token}}
 //                                            # neither: the GPU's default per-category predictor (needs `model`)
-//   lora: {rank: 16, alpha: 32, targets: [q_proj, k_proj, v_proj, o_proj]}   # optional: what trains (default: the
+//   lora: {rank: 16, alpha: 32, dropout: 0.05, targets: [q_proj, k_proj, v_proj, o_proj]}   # optional: what trains (default: the
 //                                            # predictor's rank on the family's all-linear targets)
 //   gpu: {name: NVIDIA H200, memory_gib: 139.8}
 //   corpus: {file: corpora/x.txt, length_field: n}  # or synthetic: {...} or histogram: {seed, bins: [{length, count}]}
@@ -62,6 +62,7 @@ struct LoraSpec {
   double alpha = 0;                  // 0: not given; shown, not priced (the scaling alpha / rank costs nothing)
   std::vector<std::string> targets;
   std::string targets_where;         // "file:line:col" of `targets`, for messages about them
+  double dropout = -1;               // peft's lora_dropout; < 0: not given (0.05, model::LoraChoice)
 };
 
 struct Scenario {

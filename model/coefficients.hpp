@@ -59,6 +59,9 @@ struct Coefficients {
   std::string date;            // ISO 8601, UTC
   std::string loss = "none";   // robust loss of the fit: none, huber, cauchy
   int64_t lora_rank = 16;
+  // What lora_gemm_s_per_tflop's work is: "roofline" (FLOPs + kappa x bytes, docs/method.md "LoRA by rank"), or
+  // "per-flop" in files written before it, which the reader converts at the file's rank (io/coefficients_io.cpp).
+  std::string lora_work = "roofline";
   std::string prior;           // the coefficient file the fit was regularised toward; empty = none
   std::string fitted_records;  // fingerprints of the records fitted (io/fit_input.hpp); empty = not recorded
   ShapeDomain domain;          // the step fit's shapes

@@ -94,6 +94,23 @@ double batch_pairs(const AttentionSpec& layer, const MicroBatch& batch, const La
   return pairs;
 }
 
+double lora_gemm_bytes(const LoraPlan& lora) {
+  if (lora.rank <= 0) return 0.0;
+  return 4.0 * static_cast<double>(lora.params) / static_cast<double>(lora.rank);
+}
+
+double lora_per_flop_to_roofline(int64_t rank, const GpuInfo& gpu) {
+  if (rank <= 0) return 1.0;
+  const double flops = 2.0 * static_cast<double>(rank);
+  return flops / (flops + 4.0 * lora_gemm_ridge_flops_per_byte(gpu));
+}
+
+double lora_gemm_ridge_flops_per_byte(const GpuInfo& gpu) {
+  const GpuPeaks& p = gpu.peaks;
+  const double ridge = p.fp32_tflops > 0 && p.memory_gbs > 0 ? p.fp32_tflops * 1e3 / p.memory_gbs : kH200Fp32Ridge;
+  return ridge * kLoraGemmComputeShare / kLoraGemmBandwidthShare;
+}
+
 FeatureMaker::FeatureMaker(const ModelShape& shape, const TierRules& tier, const GpuInfo& gpu, int64_t lora_rank)
     : FeatureMaker(shape, tier, gpu, LoraChoice{lora_rank, {}}) {}
 
@@ -119,7 +136,7 @@ FeatureMaker::FeatureMaker(const ModelShape& shape, const ModuleTable& modules, 
                               lora_choice.rank);
   const TokenWork work = token_work(shape, modules, lora);
   dense_flops_per_token_ = work.dense_gemm_flops + work.shared_expert_flops + work.latent_proj_flops;
-  lora_flops_per_token_ = work.lora_gemm_flops;
+  lora_flops_per_token_ = work.lora_gemm_flops + lora_gemm_ridge_flops_per_byte(gpu) * lora_gemm_bytes(lora);
   expert_flops_per_token_ = work.expert_gemm_flops;
   router_flops_per_token_ = work.router_flops;
   // Norms, activations, residual adds and RoPE only. Adding LoRA's fp32 cast/dropout/scale bytes (~16 per adapter
@@ -148,6 +165,8 @@ void FeatureMaker::set_memory_rates(const ModelShape& shape, const ModuleTable& 
   setup.lora_targets = lora.targets;
   setup.ce_chunked = tier.ce_chunked;
   setup.softcap_in_model_dtype = tier.stack == Stack::hf_peft;
+  setup.peft_layers = tier.stack == Stack::hf_peft;
+  setup.lora_dropout = lora.dropout;
   setup.activation_bytes = dtype_bytes(shape.dtype);  // activations in the weights' dtype (autocast is not modelled)
   const ArchitectureMemoryRates rates = architecture_rates(shape, modules, setup);
   weights_gib_ = rates.weight_bytes / kGiB;
@@ -155,6 +174,8 @@ void FeatureMaker::set_memory_rates(const ModelShape& shape, const ModuleTable& 
   trainable_ = {rates.trainable_param_bytes / kGiB, rates.gradient_bytes / kGiB, rates.optimizer_state_bytes / kGiB,
                 rates.trained_fp32_bytes / kGiB};
   activation_bytes_per_token_ = rates.step_bytes_per_token();
+  const bool layer_peak = rates.working_set_bytes_per_token > rates.logits_bytes_per_token;
+  probe_trainable_gib_ = trainable_.params + (layer_peak ? trainable_.gradients : 0.0);
   mask_bytes_ = rates.mask_bytes;
 }
 
@@ -197,7 +218,7 @@ bool FeatureMaker::all_varlen(const MicroBatch& batch) const {
 
 MemoryFeatures FeatureMaker::memory(const MicroBatch& batch) const {
   MemoryFeatures m;
-  m.base_gib = weights_gib_ + lora_gib_;
+  m.base_gib = base_gib();
   const double rows = static_cast<double>(batch.rows.size());
   const double w = static_cast<double>(batch.width);
   const AttentionPath path = attention_path(batch);
@@ -312,7 +333,10 @@ std::vector<PaddedShare> padded_shares(const FeatureMaker& f, const MicroBatch& 
 
 MemoryFeatures FeatureMaker::memory(const MicroBatch& batch, const RunPosition& at) const {
   MemoryFeatures m = memory(batch);
-  if (!at.in_run) return m;
+  if (!at.in_run) {
+    m.base_gib = probe_base_gib();
+    return m;
+  }
   // The state of model/run_memory.hpp RunMemory::state_gib: AdamW's states only once a step has made them.
   m.base_gib = weights_gib_ + trainable_.params + trainable_.gradients +
                (at.after_optimizer_step ? trainable_.optimizer_states : 0.0);

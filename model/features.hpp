@@ -10,7 +10,11 @@
 //                 GEMM), times the pass multiplier (3: forward, two backward products; +1 forward when
 //                 recomputing). A frozen weight has no weight gradient, so its real work is 2/3 of this: the
 //                 multiplier is a convention that the efficiency absorbs (docs/method.md, "Per-category model")
-//   x_lora_gemm = TFLOPs of the LoRA adapters (x A, (x A) B; fp32 under peft), times the same multiplier
+//   x_lora_gemm = TFLOP-equivalents of the LoRA adapters' GEMMs (x A, (x A) B; fp32 under peft), times the same
+//                 multiplier: their FLOPs 2 r (in + out) plus kappa x their bytes 4 (in + out) (the fp32 input read,
+//                 the fp32 output written), a roofline with no overlap. A rank-r adapter GEMM does r/2 FLOPs per
+//                 byte, under the fp32 ridge below r ~ 30: its time is nearly flat in r there, linear above
+//                 (lora_gemm_ridge_flops_per_byte; docs/method.md, "LoRA by rank")
 //   x_expert_gemm = TFLOPs of the routed top-k experts and the router, times the same multiplier
 //   x_memory    = GB moved by memory-bound kernels (norms, activations, residual adds, RoPE: model/work.hpp)
 //                 times the pass multiplier; the rate absorbs what the count leaves out (LoRA's fp32 casts and
@@ -65,6 +69,8 @@
 #include <vector>
 
 #include "model/batch.hpp"
+#include "model/counts.hpp"
+#include "model/gpus.hpp"
 #include "model/run_memory.hpp"
 #include "model/shape.hpp"
 #include "model/tiers.hpp"
@@ -264,9 +270,25 @@ T step_seconds(const T* c, const StepFeatures& f, double p) {
 
 // Which adapters train: rank r on the nn.Linear modules whose short names are `targets` (empty = the shape's
 // own default_lora_targets, peft's all-linear); rank 0 = full fine-tuning. A measurement record names its own.
+// The fp32 adapter GEMMs' time on the H200 at ranks 16, 64 and 256 (their kernels in the tables of
+// measurements/records/h200-lora-rank, Llama-3-8B 2 x 4096): F / 53.9 TFLOP/s + B / 2.56 TB/s for F FLOPs and B
+// bytes as x_lora_gemm counts them, i.e. 80 % of the fp32 peak and 53 % of the bandwidth (scenarios/gpus.yaml). A
+// GPU's kappa is its fp32 ridge (peak_fp32_tflops / memory_bandwidth_gbs) times 0.80 / 0.53; the H200's is 21.1.
+constexpr double kLoraGemmComputeShare = 0.80;
+constexpr double kLoraGemmBandwidthShare = 0.53;
+constexpr double kH200Fp32Ridge = 67.0e3 / 4800.0;  // FLOP per byte, for a GPU whose table lacks the figures
+double lora_gemm_bytes(const LoraPlan& lora);                   // 4 (in + out) per token, summed over the adapters
+double lora_gemm_ridge_flops_per_byte(const GpuInfo& gpu);      // kappa
+// A per-FLOP adapter rate fitted at `rank` times this is the roofline rate that prices rank-`rank` adapters the same:
+// the work per (in + out) element is 2 r FLOPs before, 2 r + 4 kappa after.
+double lora_per_flop_to_roofline(int64_t rank, const GpuInfo& gpu);
+
 struct LoraChoice {
   int64_t rank = 16;
   std::vector<std::string> targets;
+  // peft's lora_dropout. Every record this project measured used 0.05 (the campaigns' default); 0 makes peft's
+  // dropout an nn.Identity: no mask and no second fp32 copy of each adapter's input (model/memory.hpp).
+  double dropout = 0.05;
 };
 
 class FeatureMaker {
@@ -289,7 +311,14 @@ class FeatureMaker {
   bool all_varlen(const MicroBatch& batch) const;
   const TierRules& tier() const { return tier_; }
   const GpuInfo& gpu() const { return gpu_; }
+  // A micro-batch of steady training: the weights and everything that trains (adapters, gradients, AdamW states).
   double base_gib() const { return weights_gib_ + lora_gib_; }
+  // A step outside a run (a probe: forward, backward, zero_grad, no optimizer step): the weights, the adapters and,
+  // where a recomputed layer is the peak, the gradients of the layers above it; no AdamW states. Where the loss's
+  // backward is the peak, no adapter has a gradient yet (zero_grad(set_to_none=True) freed them). Measured: Llama-3-8B
+  // probes at LoRA rank 256 peak 7.3 GiB under the steady state (measurements/records/h200-lora-rank). A run's
+  // state is model/run_memory.hpp's RunMemory::state_gib.
+  double probe_base_gib() const { return weights_gib_ + probe_trainable_gib_; }
   double weights_gib() const { return weights_gib_; }
   double lora_gib() const { return lora_gib_; }  // what trains (fp32 adapters, their gradients, AdamW states)
   const TrainableGib& trainable() const { return trainable_; }
@@ -330,6 +359,7 @@ class FeatureMaker {
   double mask_passes_ = 1;  // forwards that build and convert the masks: 1, +1 recomputing
   double weights_gib_ = 0;
   double lora_gib_ = 0;
+  double probe_trainable_gib_ = 0;  // what trains, alive at a probe step's peak (base_gib)
   TrainableGib trainable_;
   double activation_bytes_per_token_ = 0;  // architecture_rates: saved inputs + max(logits, working set)
   double mask_bytes_ = 0;                  // architecture_rates: per element of an explicit mask

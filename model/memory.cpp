@@ -90,6 +90,65 @@ double layer_working_set_bytes(const ModelShape& shape, int64_t activation_bytes
   return largest * static_cast<double>(activation_bytes);
 }
 
+namespace {
+
+// Bytes per token of one layer's norms as the harness counts them (layer_elements: one output each).
+double norm_elements(const ModelShape& shape, int64_t layer) {
+  double norms = static_cast<double>(shape.family.layer_norms.size());
+  if (shape.has_experts(layer)) norms += static_cast<double>(shape.family.expert_layer_norms.size());
+  return norms * static_cast<double>(shape.hidden_size);
+}
+
+// The gated MLP's product act(gate) * up, down_proj's saved input, per token (the harness's fused MLP keeps none).
+double gated_products(const ModelShape& shape, int64_t layer) {
+  const bool gated = !shape.family.names.gate_proj.empty() || !shape.family.names.fused_gate_up.empty();
+  if (!gated) return 0;
+  double e = 0;
+  if (shape.has_dense_mlp(layer)) e += static_cast<double>(shape.intermediate_size);
+  if (shape.has_experts(layer))
+    e += static_cast<double>(shape.moe.top_k * shape.moe.intermediate_size + shape.moe.shared_intermediate_size);
+  return e;
+}
+
+}  // namespace
+
+// Read from peft's lora.Linear.forward (x = x.to(fp32); result = result + lora_B(lora_A(dropout(x))) * scaling;
+// result.to(bf16)), transformers' RMSNorm (hidden.to(fp32), saved by pow and mul) and decoder layer, and checked
+// against the allocator's history of Mistral-7B at 2 x 2048 (measurements/records/h200-lora-rank): bytes per token,
+// a = activation bytes,
+//   the harness's layer elements with each norm's output replaced by its fp32 input (4 h)       (a x elements)
+//   + the gated MLP's product (down_proj's input)                                                (a x I)
+//   + per adapter: dropout's fp32 output and its 1-byte mask, or without dropout the fp32 cast    (5 or 4 x d_in)
+//   + at the layer's last adapter (down_proj: the rest of the layer is saved by then), alive while it runs: its
+//     fp32 cast of x (held by forward's local x when dropout makes a second copy), lora_B's fp32 output and its
+//     scaled copy, the base output                                                                 (4 d_in + (8 + a) d_out)
+//   + the residual stream's running sum and the gradient arriving from the layer above             (2 a h)
+double peft_layer_working_set_bytes(const ModelShape& shape, const ModuleTable& modules,
+                                    const std::vector<std::string>& lora_targets, double lora_dropout,
+                                    int64_t activation_bytes) {
+  const double a = static_cast<double>(activation_bytes);
+  const double h = static_cast<double>(shape.hidden_size);
+  const bool dropout = lora_dropout > 0;
+  std::vector<double> adapters(static_cast<size_t>(shape.num_layers()), 0.0);
+  std::vector<double> last(static_cast<size_t>(shape.num_layers()), 0.0);  // modules come in forward order
+  for (const Module& m : modules) {
+    if (m.kind != ModuleKind::linear || m.layer < 0 || m.layer >= shape.num_layers()) continue;
+    if (std::find(lora_targets.begin(), lora_targets.end(), m.short_name) == lora_targets.end()) continue;
+    const double in = static_cast<double>(m.in_features), out = static_cast<double>(m.out_features);
+    const auto l = static_cast<size_t>(m.layer);
+    adapters[l] += (dropout ? 5.0 : 4.0) * in;
+    last[l] = (dropout ? 4.0 * in : 0.0) + (8.0 + a) * out;
+  }
+  double largest = 0;
+  for (int64_t layer = 0; layer < shape.num_layers(); ++layer) {
+    const double norms = norm_elements(shape, layer);
+    const double base = a * (layer_elements(shape, layer) - norms + gated_products(shape, layer)) + 4.0 * norms;
+    const auto l = static_cast<size_t>(layer);
+    largest = std::max(largest, base + adapters[l] + last[l] + 2.0 * a * h);
+  }
+  return largest;
+}
+
 double ArchitectureMemoryRates::step_bytes_per_token() const {
   return saved_bytes_per_token + std::max(logits_bytes_per_token, working_set_bytes_per_token);
 }
@@ -126,7 +185,13 @@ ArchitectureMemoryRates architecture_rates(const ModelShape& shape, const Module
   const double softcap_bytes = setup.softcap_in_model_dtype ? act : c.softcap_logit_bytes;
   const double softcap = shape.final_logit_softcap > 0 ? softcap_bytes : 0.0;
   r.logits_bytes_per_token = vocab * (setup.ce_chunked ? c.chunked_logit_bytes : c.logit_bytes + softcap);
-  r.working_set_bytes_per_token = layer_working_set_bytes(shape, setup.activation_bytes);
+  r.working_set_bytes_per_token =
+      !setup.peft_layers ? layer_working_set_bytes(shape, setup.activation_bytes)
+      : r.full           ? peft_layer_working_set_bytes(shape, modules, {}, 0.0, setup.activation_bytes)
+                         : peft_layer_working_set_bytes(shape, modules,
+                                                        setup.lora_targets.empty() ? default_lora_targets(modules)
+                                                                                   : setup.lora_targets,
+                                                        setup.lora_dropout, setup.activation_bytes);
   r.mask_bytes = c.mask_bytes;
   return r;
 }

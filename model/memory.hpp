@@ -39,6 +39,10 @@ struct TrainingSetup {
   // activations; the fp32 rule said 67.4, the model-dtype rule 59.9 (docs/families.md, "Whole runs").
   bool softcap_in_model_dtype = false;
   int64_t activation_bytes = 2;           // bfloat16 activations
+  // A recomputed layer as transformers + peft run it (peft_layer_working_set_bytes) rather than as the harness
+  // does (layer_working_set_bytes): set for the hf_peft stack.
+  bool peft_layers = false;
+  double lora_dropout = 0.05;             // peft's lora_dropout: > 0 saves a mask and an fp32 copy per adapter
 };
 
 // The allocator-level constants of the architecture memory model. Defaults: least squares over the 52 H200
@@ -104,5 +108,11 @@ std::vector<int64_t> persistent_tensor_bytes(const ModelShape& shape, const Trai
 
 // Bytes per token of one decoder layer's recompute working set (the largest layer of the shape).
 double layer_working_set_bytes(const ModelShape& shape, int64_t activation_bytes);
+// The same for transformers + peft (docs/families.md, "The layer a run recomputes"): per token, the largest over
+// layers of what one layer allocates in its recompute and still holds when its last adapter runs, the peak of a
+// family whose logits path is small (Mistral-7B: 475.5 KiB measured, 474.0 by this rule).
+double peft_layer_working_set_bytes(const ModelShape& shape, const ModuleTable& modules,
+                                    const std::vector<std::string>& lora_targets, double lora_dropout,
+                                    int64_t activation_bytes);
 
 }  // namespace stepcast::model

@@ -66,6 +66,13 @@ double StepModel::peak_gib(const MicroBatch& batch) const {
   return peak;
 }
 
+double StepModel::peak_gib(const MicroBatch& batch, const RunPosition& at) const {
+  const MemoryFeatures y = features_.memory(batch, at);
+  double peak = y.base_gib;
+  for (int i = 0; i < kMemoryTerms; ++i) peak += m_[i] * y.y[i];
+  return peak;
+}
+
 MemoryParts StepModel::memory_parts(const MicroBatch& batch) const {
   const MemoryFeatures y = features_.memory(batch);
   MemoryParts p;

@@ -20,7 +20,11 @@ class StepModel : public StepPredictor {
             const LoraChoice& lora);
 
   double step_s(const MicroBatch& batch) const override;
-  double peak_gib(const MicroBatch& batch) const override;
+  double peak_gib(const MicroBatch& batch) const override;  // a micro-batch of steady training (all state alive)
+  // The peak where a record sits: a probe step (no optimizer step ever ran: FeatureMaker::probe_base_gib) or a run's
+  // micro-batch (its state then, and the run-only terms): what a record measured (calibrate::run_position).
+  double peak_gib(const MicroBatch& batch, const RunPosition& at) const;
+  double probe_peak_gib(const MicroBatch& batch) const { return peak_gib(batch, RunPosition{}); }
   double first_seen_s(const MicroBatch& batch) const override;
   double run_start_s() const override;
   double optimizer_step_s() const override;

@@ -148,7 +148,8 @@ struct Question {
 };
 
 model::LoraChoice lora_of(const PredictorAsk& ask, const model::Coefficients& c, const Built& b) {
-  const model::LoraChoice lora{ask.lora_rank > 0 ? ask.lora_rank : c.lora_rank, ask.lora_targets};
+  model::LoraChoice lora{ask.lora_rank > 0 ? ask.lora_rank : c.lora_rank, ask.lora_targets};
+  if (ask.lora_dropout >= 0) lora.dropout = ask.lora_dropout;
   std::vector<std::string> problems;
   for (const auto& p : model::lora_target_problems(b.modules, lora.targets, b.shape.name))
     problems.push_back(ask.lora_where + ": " + p);

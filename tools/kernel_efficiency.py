@@ -118,6 +118,9 @@ def write_prior(coefficients, rates, path, free=()):
         if n != 1:
             sys.exit(f"kernel_efficiency.py: --free {name}: no such term in {coefficients}")
     head, rest = text.split("\nstep:\n", 1)
+    if "lora_gemm_s_per_tflop" in rates:  # the rate is per roofline work now (docs/method.md, "LoRA by rank")
+        head = re.sub(r"^lora_work: .*\n?", "", head, flags=re.M)
+        head = re.sub(r"^(lora_rank: .*)$", r"\1\nlora_work: roofline", head, count=1, flags=re.M)
     step_lines, tail = rest.split("\nmemory:\n", 1)
     # With the masked kernels' own rates measured, the free mask-path term is only a correction the step
     # records must select (docs/families.md): no prior holds it.

@@ -50,7 +50,7 @@ std::vector<sc::Record> simulate(const sm::StepModel& m, const sm::Coefficients&
     if (padded && rows == 1) r.rows[0] = r.width * 3 / 4;
     const auto b = sc::to_batch(r);
     r.step_s = m.step_s(b) * (1.0 + noise * gauss(rng));
-    r.peak_gib = m.peak_gib(b) + 0.1 * gauss(rng);
+    r.peak_gib = m.probe_peak_gib(b) + 0.1 * gauss(rng);
     r.line = i + 1;
     out.push_back(r);
   }

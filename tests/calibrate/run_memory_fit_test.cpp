@@ -72,7 +72,7 @@ void add_probes(const sm::StepModel& m, const sm::Coefficients& c, std::mt19937&
       sc::Record r = base_record(c, std::vector<int64_t>(static_cast<size_t>(rows), w), w, static_cast<int64_t>(out.size()) + 1);
       const auto b = sc::to_batch(r);
       r.step_s = m.step_s(b);
-      r.peak_gib = m.peak_gib(b) + 0.01 * gauss(rng);
+      r.peak_gib = m.probe_peak_gib(b) + 0.01 * gauss(rng);
       out.push_back(r);
     }
 }

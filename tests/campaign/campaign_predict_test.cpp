@@ -120,7 +120,7 @@ TEST_CASE("run lines are plan simulation, micro-batch lines its timeline, probe 
       b.rows = line["rows"].get<std::vector<int64_t>>();
       b.width = line["width"];
       CHECK(line["predicted_step_s"].get<double>() == predictor.model->step_s(b));
-      CHECK(line["predicted_peak_gib"].get<double>() == predictor.model->memory_table(b).total_gib());
+      CHECK(line["predicted_peak_gib"].get<double>() == predictor.model->probe_peak_gib(b));
       continue;
     }
     planner::BatchingSpec spec = item.run->batching;

@@ -94,10 +94,15 @@ TEST_CASE("predict, drift and plan answer a model with no coefficients given, an
   // 1 x 1024 is below the pooled fit's widths (2048-8192): an extrapolated shape besides.
   CHECK(p["provenance"] == nlohmann::json::array({"transferred-model", "extrapolated-shape"}));
   CHECK(p["bound"] == "host");  // a short micro-batch of a never-measured family: its own launches' host time
-  // --lora-rank alone: the family's targets at that rank (twice the adapter work of rank 16).
+  // --lora-rank alone: the family's targets at that rank. The adapters' roofline work is (2 r + 4 kappa) per
+  // (in + out) element (docs/method.md, "LoRA by rank"): rank 32 over rank 16 is (64 + 4k) / (32 + 4k).
   const auto r32 = json_of("predict --model qwen2.5-7b --rows 1024 --lora-rank 32");
+  const double k = 67.0e3 / 4800.0 * 0.80 / 0.53;  // the H200's kappa (model/features.hpp)
   CHECK(r32["work"]["lora_gemm_s_per_tflop"].get<double>() ==
-        Approx(2 * p["work"]["lora_gemm_s_per_tflop"].get<double>()));
+        Approx((64 + 4 * k) / (32 + 4 * k) * p["work"]["lora_gemm_s_per_tflop"].get<double>()));
+  // --lora-dropout is the scenario's lora.dropout: 0 is peft's nn.Identity (docs/families.md).
+  CHECK(json_of("predict --model qwen2.5-7b --rows 1024 --lora-dropout 0")["predictor"].is_string());
+  CHECK(run_cli("predict --model qwen2.5-7b --rows 1024 --lora-dropout 1.5").exit_code == 2);
   // drift against the records' own model, GPU and stack.
   const auto d = run_cli("drift --measurements " + kRecords + "h200-transfer3/transfer3-qwen2.5-7b.jsonl --tolerance 0.5");
   INFO(d.err);

@@ -116,7 +116,12 @@ TEST_CASE("a scenario's lora block: rank, alpha and targets, each target a modul
   CHECK_THAT(p, Contains("lora.rank = 0"));
   // Phi-3 fuses q, k and v: its own names are what it accepts.
   CHECK(problems_of(with_lora("phi-3.5-mini", "{targets: [qkv_proj, o_proj]}")).empty());
-  CHECK_THAT(problems_of(with_lora("phi-3.5-mini", "{}")), Contains("neither rank nor targets"));
+  CHECK_THAT(problems_of(with_lora("phi-3.5-mini", "{}")), Contains("neither rank, targets nor dropout"));
+  // peft's lora_dropout: absent is -1 (the predictor's 0.05); 0 is nn.Identity; 1 would drop everything.
+  CHECK(s.lora.dropout < 0);
+  TempFile g(with_lora("llama-3-8b", "{dropout: 0.0}"), ".yaml");
+  CHECK(stepcast::io::load_scenario(g.path()).lora.dropout == 0.0);
+  CHECK_THAT(problems_of(with_lora("llama-3-8b", "{rank: 8, dropout: 1.0}")), Contains("dropout = 1.0"));
   CHECK_THAT(problems_of(with_lora("llama-3-8b", "{rank: 8, target: [q_proj]}")), Contains("unknown key 'lora.target'"));
 }
 

@@ -35,7 +35,10 @@ TEST_CASE("the three GEMM terms add up to every GEMM FLOP the model had before t
     const auto shape = stepcast::io::load_model(name);
     const auto f = h200_maker(shape).step(batch(2, 4096));
     const auto lora = sm::plan_lora(shape, sm::default_lora_targets(), 16);
-    const double all = (sm::gemm_flops_per_token(shape).total() + 2.0 * static_cast<double>(lora.params)) * 8192 * 3 / 1e12;
+    // The adapters' FLOPs and kappa x their fp32 bytes, 4 (in + out) = 4 params / rank (docs/method.md, "LoRA by rank").
+    const double kappa = sm::lora_gemm_ridge_flops_per_byte(sm::gpu_info("NVIDIA H200"));
+    const double adapters = 2.0 * static_cast<double>(lora.params) + kappa * 4.0 * static_cast<double>(lora.params) / 16;
+    const double all = (sm::gemm_flops_per_token(shape).total() + adapters) * 8192 * 3 / 1e12;
     CHECK(f.x[sm::kGemm] + f.x[sm::kLoraGemm] + f.x[sm::kExpertGemm] == Approx(all).epsilon(1e-9));
     CHECK(f.x[sm::kLoraGemm] > 0);
     CHECK(f.x[sm::kMemoryBound] > 0);
@@ -57,9 +60,14 @@ TEST_CASE("a file written before the split reads its LoRA and expert rates as it
   for (int term : {sm::kLoraGemm, sm::kExpertGemm}) {
     INFO(sm::step_term_names()[term]);
     CHECK(c.step[term].selected);
-    CHECK(c.step[term].value == c.step[sm::kGemm].value);
     CHECK_THAT(c.step[term].reason, StartsWith("converted:"));
   }
+  CHECK(c.step[sm::kExpertGemm].value == c.step[sm::kGemm].value);
+  // The adapters' rate was per FLOP then: the reader carries it to the roofline's work at the file's rank
+  // (docs/method.md, "LoRA by rank"), pricing that rank as before.
+  CHECK(c.lora_work == "roofline");
+  CHECK(c.step[sm::kLoraGemm].value ==
+        Approx(c.step[sm::kGemm].value * sm::lora_per_flop_to_roofline(c.lora_rank, sm::gpu_info(c.gpu))).epsilon(1e-12));
   CHECK_THAT(c.step[sm::kAttentionEfficient].reason, StartsWith("converted:"));
   CHECK(c.step[sm::kAttentionEfficient].value == c.step[sm::kAttention].value);
   CHECK_FALSE(c.step[sm::kMemoryBound].selected);
@@ -109,7 +117,9 @@ TEST_CASE("an old file predicts what it predicted before the split", "[features]
   const auto shape = stepcast::io::load_model(c.model);
   const sm::StepModel m(shape, c);
   const auto f = m.features().step(batch(2, 4096));
-  const double gemm = c.step[sm::kGemm].value * (f.x[sm::kGemm] + f.x[sm::kLoraGemm] + f.x[sm::kExpertGemm]);
+  // Its adapters priced per FLOP: the roofline work at the file's rank times the conversion is their FLOPs.
+  const double lora_flops = f.x[sm::kLoraGemm] * sm::lora_per_flop_to_roofline(c.lora_rank, sm::gpu_info(c.gpu));
+  const double gemm = c.step[sm::kGemm].value * (f.x[sm::kGemm] + lora_flops + f.x[sm::kExpertGemm]);
   double rest = 0;
   for (int i : {sm::kFixed, sm::kAttention, sm::kAttentionEfficient, sm::kAttentionMath, sm::kMaskPath})
     rest += c.step[i].selected ? c.step[i].value * f.x[i] : 0.0;
@@ -132,4 +142,32 @@ TEST_CASE("MLA attention is priced per pair as 2 heads (qk_dim + v_dim): DeepSee
   const double per_pair = 2.0 * 16 * (192 + 128);
   CHECK(attention == Approx(per_pair * 27 * (1024.0 * 1025 / 2) * 3.5 / 1e12).epsilon(1e-12));
   CHECK(per_pair < 4.0 * 16 * 192);  // 4 heads head_dim would count v at q/k's width
+}
+
+TEST_CASE("LoRA adapters by a roofline: nearly flat in the rank below the fp32 ridge, linear above", "[features][lora]") {
+  // kappa = the H200's fp32 ridge (67 TFLOP/s / 4800 GB/s) x 0.80 / 0.53, the shares its adapter GEMMs reached at
+  // ranks 16-256 (measurements/records/h200-lora-rank).
+  const auto h200 = sm::gpu_info("NVIDIA H200");
+  const double kappa = sm::lora_gemm_ridge_flops_per_byte(h200);
+  CHECK(kappa == Approx(67.0e3 / 4800.0 * 0.80 / 0.53).epsilon(1e-12));
+  CHECK(kappa == Approx(21.07).epsilon(0.001));
+  const auto shape = stepcast::io::load_model("llama-3-8b");
+  const auto tier = sm::parse_tier("hf-peft/sdpa-grouped_mm");
+  auto x = [&](int64_t rank) {
+    return sm::FeatureMaker(shape, tier, h200, sm::LoraChoice{rank, {}, 0.05}).step(batch(2, 4096)).x[sm::kLoraGemm];
+  };
+  // Llama-3-8B's all-linear adapters: sum of (in + out) = 81,920 a layer x 32 layers; 8192 tokens x the tier's passes.
+  const double passes = tier.recompute ? 4 : 3;
+  const double per_rank_unit = 8192.0 * passes * 2 * 81920 * 32 / 1e12;   // TFLOPs of one rank
+  const double bytes_part = 8192.0 * passes * kappa * 4 * 81920 * 32 / 1e12;
+  CHECK(x(256) - x(128) == Approx(128 * per_rank_unit).epsilon(1e-9));
+  CHECK(x(16) == Approx(16 * per_rank_unit + bytes_part).epsilon(1e-9));
+  // Halving rank 16 saves 14 % of the adapters' time (measured: none), where per FLOP it saved half; rank 256 costs
+  // 5.1x rank 16 (measured in the kernel tables: 949 / 185 ms = 5.1x), where per FLOP it cost 16x.
+  CHECK(x(8) / x(16) == Approx(0.862).epsilon(0.005));
+  CHECK(x(256) / x(16) == Approx(5.13).epsilon(0.01));
+  // Another GPU's kappa is its own ridge: the A100's fp32 19.5 TFLOP/s over its bandwidth.
+  const auto a100 = sm::gpu_info("NVIDIA A100-SXM4-80GB");
+  CHECK(sm::lora_gemm_ridge_flops_per_byte(a100) ==
+        Approx(a100.peaks.fp32_tflops * 1e3 / a100.peaks.memory_gbs * 0.80 / 0.53).epsilon(1e-12));
 }

@@ -134,8 +134,11 @@ TEST_CASE("features scale with the shape's work", "[features]") {
   SECTION("GEMM work follows processed tokens R*W, padding included") {
     CHECK(all_gemm(b) == Approx(2 * all_gemm(a)));
     CHECK(all_gemm(padded) == Approx(all_gemm(b)));
-    // 3 passes x (forward GEMM FLOPs per token + LoRA's 2 x rank x (in + out) per module) x 4096 tokens (2 x 2048).
-    const double lora = 2.0 * static_cast<double>(sm::plan_lora(shape, sm::default_lora_targets(), 16).params);
+    // 3 passes x (forward GEMM FLOPs per token + LoRA's 2 x rank x (in + out) per module and kappa x its 4 (in + out)
+    // fp32 bytes) x 4096 tokens (2 x 2048).
+    const double params = static_cast<double>(sm::plan_lora(shape, sm::default_lora_targets(), 16).params);
+    const double kappa = sm::lora_gemm_ridge_flops_per_byte(sm::gpu_info("NVIDIA RTX PRO 6000 Blackwell"));
+    const double lora = 2.0 * params + kappa * 4.0 * params / 16;  // FLOPs + kappa x fp32 bytes
     CHECK(all_gemm(a) == Approx(3 * 4096 * (sm::gemm_flops_per_token(shape).total() + lora) / 1e12));
   }
   SECTION("attention with explicit sliding masks is W x W: 4x per row from doubling W") {

@@ -239,3 +239,60 @@ TEST_CASE("a record's own LoRA plan prices its adapters: q,k,v,o against all-lin
   CHECK((all.lora_gib() - qkvo.lora_gib()) * kGiB == Approx(16.0 * 16 * 32 * (81920 - 26624)).epsilon(1e-12));
   CHECK(qkvo.lora_gib() * kGiB == Approx(16.0 * 16 * 32 * 26624).epsilon(1e-12));
 }
+
+TEST_CASE("a transformers + peft layer's working set, counted from the stack's code", "[memory][arch][peft]") {
+  // Mistral-7B: h 4096, 32 q heads and 8 kv heads of 128, I 14336, two RMSNorms; LoRA on all seven nn.Linear.
+  const auto s = io::load_model(STEPCAST_SCENARIOS "/models/mistral-7b.json");
+  const auto modules = model::expand_modules(s);
+  const std::vector<std::string> all7{"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"};
+  const double h = 4096, I = 14336;
+  // The harness's elements (q, k, v, attention out, o out, gate/up/act, norms) with the norms' fp32 inputs, the
+  // gated product, the residual sum and the arriving gradient.
+  const double base = 2 * (4096 + 2048 + 4096 + h + 3 * I) + 2 * 4 * h + 2 * I + 2 * 2 * h;
+  const double inputs = 3 * h + h + 2 * h + I;  // d_in of q, k, v, o, gate, up, down
+  // With dropout: each adapter's fp32 dropout output and mask; at down_proj its fp32 cast, lora_B's fp32 output,
+  // the scaled copy and the base output.
+  CHECK(model::peft_layer_working_set_bytes(s, modules, all7, 0.05, 2) == Approx(base + 5 * inputs + 4 * I + 10 * h));
+  CHECK(model::peft_layer_working_set_bytes(s, modules, all7, 0.05, 2) / 1024 == Approx(474.0).epsilon(0.001));
+  // Without dropout peft's dropout is nn.Identity: lora_A saves the cast itself, no mask, no second copy.
+  CHECK(model::peft_layer_working_set_bytes(s, modules, all7, 0.0, 2) == Approx(base + 4 * inputs + 10 * h));
+
+  // Which path peaks: with dropout the layer (474 KiB) beats the logits (12.05 B x 32,000 = 376.6 KiB); without it
+  // the two are within 1 % (380 KiB of layer): a close call, which the loss's backward won at 2 x 2048
+  // (measurements/records/h200-lora-rank), and the same bytes either way.
+  model::TrainingSetup setup;
+  setup.peft_layers = true;
+  setup.lora_targets = all7;
+  setup.lora_dropout = 0.05;
+  auto r = model::architecture_rates(s, modules, setup);
+  CHECK(r.working_set_bytes_per_token > r.logits_bytes_per_token);
+  setup.lora_dropout = 0.0;
+  r = model::architecture_rates(s, modules, setup);
+  CHECK(r.working_set_bytes_per_token == Approx(r.logits_bytes_per_token).epsilon(0.01));
+  // The harness's own rule is unchanged: 128 KiB a token for this layer.
+  setup.peft_layers = false;
+  CHECK(model::architecture_rates(s, modules, setup).working_set_bytes_per_token == 131072);
+}
+
+TEST_CASE("a probe step holds the adapters, not AdamW's states; gradients only under a layer peak", "[memory][peft]") {
+  const auto gpu = model::gpu_info("NVIDIA H200");
+  const auto tier = model::parse_tier("hf-peft/sdpa-grouped_mm");
+  const model::LoraChoice r16{16, {}, 0.05};
+  // Llama-3-8B: the loss's backward is the peak (128,256 logits): no adapter has a gradient yet.
+  const auto llama = io::load_model(STEPCAST_SCENARIOS "/models/llama-3-8b.json");
+  const model::FeatureMaker l(llama, tier, gpu, r16);
+  CHECK(l.probe_base_gib() == Approx(l.weights_gib() + l.trainable().params).epsilon(1e-12));
+  CHECK(l.base_gib() == Approx(l.weights_gib() + l.lora_gib()).epsilon(1e-12));  // steady training: everything
+  // Mistral-7B with dropout: a recomputed layer is the peak, the layers above it have their gradients.
+  const auto mistral = io::load_model(STEPCAST_SCENARIOS "/models/mistral-7b.json");
+  const model::FeatureMaker m(mistral, tier, gpu, r16);
+  CHECK(m.probe_base_gib() == Approx(m.weights_gib() + m.trainable().params + m.trainable().gradients).epsilon(1e-12));
+  // A run's state after its first optimizer step has AdamW's moments on top (RunMemory::state_gib).
+  model::RunPosition after{true, true, false};
+  model::MicroBatch b;
+  b.rows = {2048};
+  b.width = 2048;
+  CHECK(l.memory(b, after).base_gib - l.probe_base_gib() ==
+        Approx(l.trainable().gradients + l.trainable().optimizer_states).epsilon(1e-12));
+  CHECK(l.memory(b, model::RunPosition{}).base_gib == Approx(l.probe_base_gib()).epsilon(1e-12));
+}
