@@ -99,6 +99,14 @@ double lora_gemm_bytes(const LoraPlan& lora) {
   return 4.0 * static_cast<double>(lora.params) / static_cast<double>(lora.rank);
 }
 
+double lora_input_elements(const ModuleTable& modules, const LoraPlan& lora) {
+  double elements = 0;
+  for (const Module& m : modules)
+    if (m.kind == ModuleKind::linear && std::find(lora.targets.begin(), lora.targets.end(), m.short_name) != lora.targets.end())
+      elements += static_cast<double>(m.in_features);
+  return lora.rank > 0 ? elements : 0.0;
+}
+
 double lora_per_flop_to_roofline(int64_t rank, const GpuInfo& gpu) {
   if (rank <= 0) return 1.0;
   const double flops = 2.0 * static_cast<double>(rank);
@@ -143,6 +151,7 @@ FeatureMaker::FeatureMaker(const ModelShape& shape, const ModuleTable& modules, 
   // in/out element) was tried and contradicts the H200 tables: Llama-3-8B has 2.3x Gemma-4's adapter elements
   // per token but 0.8x its memory-bound time per token (docs/method.md, "Per-category model").
   memory_bytes_per_token_ = work.elementwise_bytes;
+  if (lora_choice.dropout <= 0) memory_bytes_per_token_ -= kLoraDropoutBytesPerInput * lora_input_elements(modules, lora);
   for (const Module& m : modules)
     if (m.kind == ModuleKind::experts) {
       expert_bytes_ += static_cast<double>(m.weight_params() / m.copies * dtype_bytes(shape.dtype));
@@ -177,6 +186,11 @@ void FeatureMaker::set_memory_rates(const ModelShape& shape, const ModuleTable& 
   const bool layer_peak = rates.working_set_bytes_per_token > rates.logits_bytes_per_token;
   probe_trainable_gib_ = trainable_.params + (layer_peak ? trainable_.gradients : 0.0);
   mask_bytes_ = rates.mask_bytes;
+  if (tier.stack == Stack::hf_peft && layer_peak)
+    for (const LayerType& t : types_)
+      expanded_kv_bytes_per_token_ = std::max(
+          expanded_kv_bytes_per_token_, static_cast<double>(setup.activation_bytes * (t.spec.num_heads - t.spec.num_kv_heads) *
+                                                            (t.spec.head_dim + t.spec.value_dim())));
 }
 
 StepFeatures FeatureMaker::step(const MicroBatch& batch) const {
@@ -233,6 +247,9 @@ MemoryFeatures FeatureMaker::memory(const MicroBatch& batch) const {
   }
   m.y[kMemMask] = rows * w * w * masks / kGiB;
   m.y[kMemActivation] = rows * w * activation_bytes_per_token_ / kGiB + m.y[kMemMask] * mask_bytes_;
+  if (expanded_kv_bytes_per_token_ > 0 &&
+      std::any_of(types_.begin(), types_.end(), [&](const LayerType& t) { return t.at(path, batch.width).expand_kv; }))
+    m.y[kMemActivation] += rows * w * expanded_kv_bytes_per_token_ / kGiB;
   return m;
 }
 

@@ -277,6 +277,14 @@ T step_seconds(const T* c, const StepFeatures& f, double p) {
 constexpr double kLoraGemmComputeShare = 0.80;
 constexpr double kLoraGemmBandwidthShare = 0.53;
 constexpr double kH200Fp32Ridge = 67.0e3 / 4800.0;  // FLOP per byte, for a GPU whose table lacks the figures
+// peft's LoRA dropout (fused_dropout_kernel on each adapter's fp32 input, forward and recompute, and its mask's
+// multiply in backward) in memory-bound bytes a pass per adapter input element, at the rate memory_s_per_gb prices
+// them. Every calibration record ran dropout 0.05, so the rate holds it; lora_dropout 0 takes it out. Measured:
+// Mistral-7B 2 x 2048 and 4 x 2048 with and without dropout, 43 and 88 ms apart (measurements/records/
+// h200-lora-rank): 8.5 ps per adapter input element (1.245 M a token: 38,912 a layer x 32) = 0.54 bytes a pass x
+// 3 passes at the H200 default's 0.00525 s/GB.
+constexpr double kLoraDropoutBytesPerInput = 0.54;
+double lora_input_elements(const ModuleTable& modules, const LoraPlan& lora);  // sum of the adapters' d_in a token
 double lora_gemm_bytes(const LoraPlan& lora);                   // 4 (in + out) per token, summed over the adapters
 double lora_gemm_ridge_flops_per_byte(const GpuInfo& gpu);      // kappa
 // A per-FLOP adapter rate fitted at `rank` times this is the roofline rate that prices rank-`rank` adapters the same:
@@ -363,6 +371,9 @@ class FeatureMaker {
   TrainableGib trainable_;
   double activation_bytes_per_token_ = 0;  // architecture_rates: saved inputs + max(logits, working set)
   double mask_bytes_ = 0;                  // architecture_rates: per element of an explicit mask
+  // transformers + peft with a recomputed layer as the peak: SDPA saves the k and v that repeat_kv expanded to every
+  // query head, on a path that expands them (an explicit mask: padding, a window the width reaches); bytes a token.
+  double expanded_kv_bytes_per_token_ = 0;
   double launches_k_ = 0;
 };
 

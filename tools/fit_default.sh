@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The H200 default predictor, refitted from the committed whole-run measurements (docs/method.md, "The default
 # predictor"): the five families' kernel tables give each category's rate (tools/kernel_efficiency.py: a prior),
-# then one pooled fit over their recorded runs and probes, and the lora-rank probes (stepcast calibrate --pooled),
-# keeps the rates within 1 % of the tables and fits the run terms and the memory model to the records.
+# then one pooled fit over their recorded runs (stepcast calibrate --pooled) keeps the rates within 1 % of the
+# tables and fits the run terms and the memory model to the runs. The adapters' rank dependence is not fitted
+# here: the roofline's constants come from the lora-rank kernel tables (docs/method.md, "LoRA by rank").
 #
 #   tools/fit_default.sh OUT.yaml                      # the shipped file: all five families
 #   tools/fit_default.sh OUT.yaml --leave-out phi-4    # leave one family out: the honest transfer check
@@ -33,12 +34,6 @@ pick() {  # the files under $1/<dir>/ of every campaign, less the left-out famil
 }
 mapfile -t tables < <(pick 'kernels/*')
 mapfile -t runs < <(pick records)
-# Probes at LoRA ranks 8-256 (Llama-3-8B) and Mistral-7B with and without LoRA dropout: the records carry their
-# rank and dropout. Their kernel tables set the adapters' roofline (docs/method.md, "LoRA by rank"), not the prior:
-# a table's header does not say its rank.
-for f in "$records"/h200-lora-rank/records/*.jsonl; do
-  [[ -n $leave && $(basename "$f") == "$leave"-* ]] || runs+=("$f")
-done
 [[ ${#tables[@]} -gt 0 && ${#runs[@]} -gt 0 ]] || { echo "fit_default.sh: no kernel tables or records left" >&2; exit 2; }
 # The base file supplies the terms no table measures (memory constants, the efficient kernels' rates).
 python3 tools/kernel_efficiency.py --coefficients scenarios/coefficients/h200-gemma4-categories.yaml "${lora[@]}" \
