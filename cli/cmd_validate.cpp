@@ -76,6 +76,7 @@ predict::Predictor pricing_for_runs(const std::vector<calibrate::RecordedRun>& r
   // The weights as measured: the records' dtype, else --dtype, else the config's.
   const auto d = first.extra.find("dtype");
   ask.dtype = d != first.extra.end() && d->is_string() ? d->get<std::string>() : o.input.dtype;
+  set_lora_of(ask, first);  // the adapters the run trained (rank, targets, dropout), as calibrate prices them
   try {
     return predict::choose_predictor(ask);
   } catch (const InputError& e) {

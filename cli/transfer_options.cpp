@@ -74,7 +74,16 @@ predict::PredictorAsk records_ask(const std::vector<calibrate::Record>& records,
     ask.tier = first.tier;
     ask.tier_from_records = true;
   }
+  set_lora_of(ask, first);
   return ask;
+}
+
+void set_lora_of(predict::PredictorAsk& ask, const calibrate::Record& r) {
+  if (!r.lora) return;
+  ask.lora_rank = r.lora->rank;
+  ask.lora_targets = r.lora->targets;
+  ask.lora_dropout = r.lora->dropout;
+  ask.lora_where = r.lora->at.empty() ? r.where() + ": lora.targets" : r.lora->at + ": lora.targets";
 }
 
 predict::PredictorAsk scenario_ask(const io::Scenario& s, bool from_flag, const TransferOptions& o) {

@@ -40,6 +40,8 @@ predict::PredictorAsk predictor_ask(const std::string& coefficients, const std::
 // The question of a records file (predict, drift, validate): its model and, on the default predictor (no
 // `coefficients`), its GPU and the stack its tier label names (predict/predictor.hpp); a fitted file keeps its own
 // GPU and tier (records of another GPU are then refused by require_records_on_gpu).
+// The adapters a record trained (its `lora`: rank, targets, dropout), where it names them.
+void set_lora_of(predict::PredictorAsk& ask, const calibrate::Record& r);
 predict::PredictorAsk records_ask(const std::vector<calibrate::Record>& records, const std::string& coefficients,
                                   const std::string& model, const TransferOptions& o);
 // The question a scenario asks (plan, measure --suggest): its model, GPU and `lora:`; its `coefficients:` a

@@ -46,7 +46,7 @@ const std::array<IntervalSpec, kIntervalKinds> kIntervalTable{{
 const PeakInterval& transferred_model_peak_interval() {
   // measured / predicted allocated run peak of 18 whole runs (transformers + peft, one H200), each by a predictor
   // that never saw its family: the five families of h200-families-runs*/ by the default's recipe without them
-  // (scenarios/coefficients/held-out/: 0.9967 ... 1.0049), and h200-heldout-runs/ and h200-micro-batch-1/ by
+  // (scenarios/coefficients/held-out/: 0.9967 ... 1.0047), and h200-heldout-runs/ and h200-micro-batch-1/ by
   // the default (0.9982 ... 1.0065; Mistral-7B 1.0038 since the transformers + peft layer working set and its
   // expanded k, v are counted, 1.0617 before). `stepcast validate --run <runs> --stack transformers-peft --dtype
   // bfloat16 [--coefficients <held-out file>]` prints each ("allocated peak measured ... predicted"). Eighteen

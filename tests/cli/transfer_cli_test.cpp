@@ -1,6 +1,8 @@
 // --gpu / --tier / --transfer on predict, drift and plan, as a user runs them (docs/method.md, "Transfer").
 #include <nlohmann/json.hpp>
 
+#include <fstream>
+
 #include <algorithm>
 #include <cmath>
 
@@ -270,4 +272,25 @@ TEST_CASE("predict --gpu X --transfer prints its interval and the data it rests 
     CHECK(r.exit_code == 2);
     CHECK_THAT(r.err, Contains("has no peak_bf16_tflops"));
   }
+}
+
+TEST_CASE("validate --run prices the adapters the run trained, as its registered prediction did", "[validate][lora]") {
+  // Qwen2.5-7B at LoRA rank 64 (measurements/campaigns/small-vocab-runs.yaml): the records say rank 64; the default
+  // predictor's own rank is 16. The run's total and its allocated peak are the campaign's registered figures.
+  const std::string dir = std::string(STEPCAST_MEASUREMENTS);
+  const auto r = run_cli("validate --run " + dir + "/records/h200-small-vocab-runs/records/qwen2.5-7b-r64__bucket-to-pair.jsonl"
+                         " --stack transformers-peft --dtype bfloat16 --format json");
+  REQUIRE(r.exit_code == 0);
+  const auto run = nlohmann::json::parse(r.out)["runs"][0];
+  std::ifstream lines(dir + "/predictions/small-vocab-runs.jsonl");
+  std::string line;
+  double registered = 0;
+  while (std::getline(lines, line)) {
+    const auto j = nlohmann::json::parse(line);
+    if (j.value("item", "") == "qwen2.5-7b-r64/bucket-to-pair") registered = j["predicted_wall_clock_s"];
+  }
+  REQUIRE(registered > 0);
+  CHECK(run["predicted_s"].get<double>() == Approx(registered).epsilon(1e-6));
+  // Rank 16's adapters would be ~2.8 s less (the fault this guards: 35.66 s).
+  CHECK(run["predicted_s"].get<double>() > 37.0);
 }
