@@ -193,6 +193,7 @@ model::Coefficients load_coefficients(const std::string& path) {
   MapReader r(root, path, "", diagnostics);
   model::Coefficients c;
   r.read("model", c.model, true);
+  if (r.has("model")) c.model_at = where(path, r.node("model").Mark());
   if (r.has("models")) r.read_list("models", c.models, true);
   if (c.model == model::kPooledModel && c.models.empty())
     r.problem("model = pooled without `models`. Violated constraint: a pooled file lists the models it was fitted on");

@@ -51,6 +51,7 @@ struct Coefficients {
   // Provenance.
   std::string model;            // the model fitted; kPooledModel for a fit over several models
   std::vector<std::string> models;  // a pooled fit's models (docs/method.md, "The default predictor"); else empty
+  std::string model_at;         // "file:line:col" of the file's `model` key, for messages (empty: not read from a file)
   std::string gpu;
   std::string tier;
   int64_t points = 0;          // records the step fit used

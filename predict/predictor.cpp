@@ -237,7 +237,8 @@ Predictor assemble(const PredictorAsk& ask, const Question& q, Built asked, Sour
 
 Built asked_model(const PredictorAsk& ask, const model::Coefficients& c) {
   if (ask.model.empty() && c.model == model::kPooledModel)
-    throw InputError("no model asked, and the coefficients are pooled over " + std::to_string(c.models.size()) +
+    throw InputError((c.model_at.empty() ? std::string() : c.model_at + ": ") +
+                     "no model asked, and the coefficients are pooled over " + std::to_string(c.models.size()) +
                      " models (calibrate --pooled). Violated constraint: a model: in the scenario, or --model NAME|config.json");
   return build(ask.model.empty() ? c.model : ask.model, ask.dtype);
 }
