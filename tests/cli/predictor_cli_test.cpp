@@ -6,6 +6,8 @@
 
 #include "catch.hpp"
 #include "cli_runner.hpp"
+#include "model/features.hpp"
+#include "model/gpus.hpp"
 #include "temp_file.hpp"
 
 using namespace stepcast::testing;
@@ -97,7 +99,7 @@ TEST_CASE("predict, drift and plan answer a model with no coefficients given, an
   // --lora-rank alone: the family's targets at that rank. The adapters' roofline work is (2 r + 4 kappa) per
   // (in + out) element (docs/method.md, "LoRA by rank"): rank 32 over rank 16 is (64 + 4k) / (32 + 4k).
   const auto r32 = json_of("predict --model qwen2.5-7b --rows 1024 --lora-rank 32");
-  const double k = 67.0e3 / 4800.0 * 0.80 / 0.53;  // the H200's kappa (model/features.hpp)
+  const double k = stepcast::model::lora_gemm_ridge_flops_per_byte(stepcast::model::gpu_info("NVIDIA H200"));
   CHECK(r32["work"]["lora_gemm_s_per_tflop"].get<double>() ==
         Approx((64 + 4 * k) / (32 + 4 * k) * p["work"]["lora_gemm_s_per_tflop"].get<double>()));
   // --lora-dropout is the scenario's lora.dropout: 0 is peft's nn.Identity (docs/families.md).
