@@ -116,6 +116,8 @@ LoraPlan plan_lora(const ModuleTable& modules, const std::vector<std::string>& t
     ++it->second;
     ++plan.modules;
     plan.params += rank * (m.in_features + m.out_features);
+    plan.in_features += m.in_features;
+    plan.in_out_features += m.in_features + m.out_features;
   }
   for (const auto& [target, n] : plan.modules_by_target)
     if (n == 0) plan.unmatched.push_back(target);

@@ -35,6 +35,8 @@ struct LoraPlan {
   std::map<std::string, int64_t> modules_by_target;
   int64_t modules = 0;                        // wrapped nn.Linear modules
   int64_t params = 0;                         // rank * (in + out) summed over them
+  int64_t in_features = 0;                    // their inputs' width summed: a token's adapter input elements
+  int64_t in_out_features = 0;                // (in + out) summed: params / rank
   int64_t rank = 0;
 };
 

@@ -95,16 +95,7 @@ double batch_pairs(const AttentionSpec& layer, const MicroBatch& batch, const La
 }
 
 double lora_gemm_bytes(const LoraPlan& lora) {
-  if (lora.rank <= 0) return 0.0;
-  return 4.0 * static_cast<double>(lora.params) / static_cast<double>(lora.rank);
-}
-
-double lora_input_elements(const ModuleTable& modules, const LoraPlan& lora) {
-  double elements = 0;
-  for (const Module& m : modules)
-    if (m.kind == ModuleKind::linear && std::find(lora.targets.begin(), lora.targets.end(), m.short_name) != lora.targets.end())
-      elements += static_cast<double>(m.in_features);
-  return lora.rank > 0 ? elements : 0.0;
+  return lora.rank > 0 ? 4.0 * static_cast<double>(lora.in_out_features) : 0.0;
 }
 
 double lora_per_flop_to_roofline(int64_t rank, const GpuInfo& gpu) {
@@ -151,7 +142,8 @@ FeatureMaker::FeatureMaker(const ModelShape& shape, const ModuleTable& modules, 
   // in/out element) was tried and contradicts the H200 tables: Llama-3-8B has 2.3x Gemma-4's adapter elements
   // per token but 0.8x its memory-bound time per token (docs/method.md, "Per-category model").
   memory_bytes_per_token_ = work.elementwise_bytes;
-  if (lora_choice.dropout <= 0) memory_bytes_per_token_ -= kLoraDropoutBytesPerInput * lora_input_elements(modules, lora);
+  if (lora_choice.dropout <= 0 && lora.rank > 0)
+    memory_bytes_per_token_ -= kLoraDropoutBytesPerInput * static_cast<double>(lora.in_features);
   for (const Module& m : modules)
     if (m.kind == ModuleKind::experts) {
       expert_bytes_ += static_cast<double>(m.weight_params() / m.copies * dtype_bytes(shape.dtype));

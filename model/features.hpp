@@ -284,7 +284,6 @@ constexpr double kH200Fp32Ridge = 67.0e3 / 4800.0;  // FLOP per byte, for a GPU 
 // h200-lora-rank): 8.5 ps per adapter input element (1.245 M a token: 38,912 a layer x 32) = 0.54 bytes a pass x
 // 3 passes at the H200 default's 0.00525 s/GB.
 constexpr double kLoraDropoutBytesPerInput = 0.54;
-double lora_input_elements(const ModuleTable& modules, const LoraPlan& lora);  // sum of the adapters' d_in a token
 double lora_gemm_bytes(const LoraPlan& lora);                   // 4 (in + out) per token, summed over the adapters
 double lora_gemm_ridge_flops_per_byte(const GpuInfo& gpu);      // kappa
 // A per-FLOP adapter rate fitted at `rank` times this is the roofline rate that prices rank-`rank` adapters the same:

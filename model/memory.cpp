@@ -46,6 +46,19 @@ MemoryTable memory_table(const FeatureMaker& features, const MemoryFeatures& y, 
 namespace stepcast::model {
 namespace {
 
+// A gated MLP (gate_proj or a fused gate_up): gate, up and activation, and their product, where an ungated one has up
+// and activation.
+bool gated_mlp(const ModelShape& shape) {
+  return !shape.family.names.gate_proj.empty() || !shape.family.names.fused_gate_up.empty();
+}
+
+// Elements per token of one layer's norm outputs (one hidden-wide output each).
+double norm_elements(const ModelShape& shape, int64_t layer) {
+  double norms = static_cast<double>(shape.family.layer_norms.size());
+  if (shape.has_experts(layer)) norms += static_cast<double>(shape.family.expert_layer_norms.size());
+  return norms * static_cast<double>(shape.hidden_size);
+}
+
 // Elements per token that one layer's recompute keeps for its backward: q, k, v, the attention output and
 // o_proj's output; MLA's latents; the dense MLP's gate, up and activation (or up and activation); for each of
 // the top-k experts and the shared experts the same; the router's logits; the layer's norm outputs.
@@ -55,16 +68,13 @@ double layer_elements(const ModelShape& shape, int64_t layer) {
   double e = static_cast<double>(a.num_heads * a.head_dim + a.num_kv_heads * (a.head_dim + a.value_dim()) +
                                  a.num_heads * a.value_dim()) + h;
   if (a.mla()) e += static_cast<double>(a.q_lora_rank + a.kv_lora_rank + a.rope_head_dim);
-  const bool gated = !shape.family.names.gate_proj.empty() || !shape.family.names.fused_gate_up.empty();
-  const double mlp_factor = gated ? 3.0 : 2.0;
+  const double mlp_factor = gated_mlp(shape) ? 3.0 : 2.0;
   if (shape.has_dense_mlp(layer)) e += mlp_factor * static_cast<double>(shape.intermediate_size);
   if (shape.has_experts(layer)) {
     e += static_cast<double>(shape.moe.top_k) * (mlp_factor * static_cast<double>(shape.moe.intermediate_size) + h);
     e += mlp_factor * static_cast<double>(shape.moe.shared_intermediate_size) + static_cast<double>(shape.moe.num_experts);
   }
-  double norms = static_cast<double>(shape.family.layer_norms.size());
-  if (shape.has_experts(layer)) norms += static_cast<double>(shape.family.expert_layer_norms.size());
-  return e + norms * h;
+  return e + norm_elements(shape, layer);
 }
 
 int64_t checked_bytes(double bytes, const std::string& what) {
@@ -92,17 +102,9 @@ double layer_working_set_bytes(const ModelShape& shape, int64_t activation_bytes
 
 namespace {
 
-// Bytes per token of one layer's norms as the harness counts them (layer_elements: one output each).
-double norm_elements(const ModelShape& shape, int64_t layer) {
-  double norms = static_cast<double>(shape.family.layer_norms.size());
-  if (shape.has_experts(layer)) norms += static_cast<double>(shape.family.expert_layer_norms.size());
-  return norms * static_cast<double>(shape.hidden_size);
-}
-
 // The gated MLP's product act(gate) * up, down_proj's saved input, per token (the harness's fused MLP keeps none).
 double gated_products(const ModelShape& shape, int64_t layer) {
-  const bool gated = !shape.family.names.gate_proj.empty() || !shape.family.names.fused_gate_up.empty();
-  if (!gated) return 0;
+  if (!gated_mlp(shape)) return 0;
   double e = 0;
   if (shape.has_dense_mlp(layer)) e += static_cast<double>(shape.intermediate_size);
   if (shape.has_experts(layer))

@@ -59,18 +59,16 @@ double StepModel::first_seen_s(const MicroBatch& batch) const {
 double StepModel::run_start_s() const { return run_[kRunStart]; }
 double StepModel::optimizer_step_s() const { return run_[kOptimizerStep]; }
 
-double StepModel::peak_gib(const MicroBatch& batch) const {
-  const MemoryFeatures y = features_.memory(batch);
+double StepModel::peak_of(const MemoryFeatures& y) const {
   double peak = y.base_gib;
   for (int i = 0; i < kMemoryTerms; ++i) peak += m_[i] * y.y[i];
   return peak;
 }
 
+double StepModel::peak_gib(const MicroBatch& batch) const { return peak_of(features_.memory(batch)); }
+
 double StepModel::peak_gib(const MicroBatch& batch, const RunPosition& at) const {
-  const MemoryFeatures y = features_.memory(batch, at);
-  double peak = y.base_gib;
-  for (int i = 0; i < kMemoryTerms; ++i) peak += m_[i] * y.y[i];
-  return peak;
+  return peak_of(features_.memory(batch, at));
 }
 
 MemoryParts StepModel::memory_parts(const MicroBatch& batch) const {

@@ -41,6 +41,7 @@ class StepModel : public StepPredictor {
   const Coefficients& coefficients() const { return coefficients_; }
 
  private:
+  double peak_of(const MemoryFeatures& y) const;  // the file's memory terms over y, GiB
   FeatureMaker features_;
   Coefficients coefficients_;
   std::array<double, kStepTerms> c_{};
