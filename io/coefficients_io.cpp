@@ -224,6 +224,8 @@ model::Coefficients load_coefficients(const std::string& path) {
   c.lora_work = "per-flop";
   r.read_choice("lora_work", c.lora_work, {"per-flop", "roofline"}, false);
   if (c.lora_work == "per-flop") convert_lora_rate(c);
+  c.expert_work = "per-flop";  // absent: a file written before the experts' roofline, read as it was fitted
+  r.read_choice("expert_work", c.expert_work, {"per-flop", "roofline"}, false);
   r.finish();
   diagnostics.throw_if_any();
   return c;
@@ -242,6 +244,7 @@ nlohmann::json coefficients_json(const model::Coefficients& c) {
   j["loss"] = c.loss;
   j["lora_rank"] = c.lora_rank;
   j["lora_work"] = c.lora_work;
+  j["expert_work"] = c.expert_work;
   j["prior"] = c.prior;
   j["step_rms_rel"] = c.step_rms_rel;
   j["peak_rms_gib"] = c.peak_rms_gib;
@@ -292,6 +295,7 @@ std::string coefficients_yaml(const model::Coefficients& c) {
   out << YAML::Key << "loss" << YAML::Value << c.loss;
   out << YAML::Key << "lora_rank" << YAML::Value << c.lora_rank;
   out << YAML::Key << "lora_work" << YAML::Value << c.lora_work;
+  out << YAML::Key << "expert_work" << YAML::Value << c.expert_work;
   if (!c.prior.empty()) out << YAML::Key << "prior" << YAML::Value << c.prior;
   if (!c.fitted_records.empty()) out << YAML::Key << "fitted_records" << YAML::Value << c.fitted_records;
   if (c.domain.known) {

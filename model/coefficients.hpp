@@ -63,6 +63,9 @@ struct Coefficients {
   // What lora_gemm_s_per_tflop's work is: "roofline" (FLOPs + kappa x bytes, docs/method.md "LoRA by rank"), or
   // "per-flop" in files written before it, which the reader converts at the file's rank (io/coefficients_io.cpp).
   std::string lora_work = "roofline";
+  // What expert_gemm_s_per_tflop's work is: "roofline" (FLOPs + the streamed weights' and routed tokens' bytes,
+  // docs/method.md "Experts by tokens per expert"), or "per-flop" in files written before it, read as they were.
+  std::string expert_work = "roofline";
   std::string prior;           // the coefficient file the fit was regularised toward; empty = none
   std::string fitted_records;  // fingerprints of the records fitted (io/fit_input.hpp); empty = not recorded
   ShapeDomain domain;          // the step fit's shapes

@@ -110,6 +110,21 @@ double lora_gemm_ridge_flops_per_byte(const GpuInfo& gpu) {
   return ridge * kLoraGemmComputeShare / kLoraGemmBandwidthShare;
 }
 
+namespace {
+double bf16_ridge(const GpuInfo& gpu) {
+  const GpuPeaks& p = gpu.peaks;
+  return p.bf16_tflops > 0 && p.memory_gbs > 0 ? p.bf16_tflops * 1e3 / p.memory_gbs : kH200Bf16Ridge;
+}
+}  // namespace
+
+double expert_stream_ridge_flops_per_byte(const GpuInfo& gpu) {
+  return bf16_ridge(gpu) * kExpertGemmComputeShare / kExpertStreamBandwidthShare;
+}
+
+double expert_route_ridge_flops_per_byte(const GpuInfo& gpu) {
+  return bf16_ridge(gpu) * kExpertGemmComputeShare / kExpertRouteBandwidthShare;
+}
+
 FeatureMaker::FeatureMaker(const ModelShape& shape, const TierRules& tier, const GpuInfo& gpu, int64_t lora_rank)
     : FeatureMaker(shape, tier, gpu, LoraChoice{lora_rank, {}}) {}
 
@@ -117,8 +132,8 @@ FeatureMaker::FeatureMaker(const ModelShape& shape, const TierRules& tier, const
     : FeatureMaker(shape, expand_modules(shape), tier, gpu, lora_choice) {}
 
 FeatureMaker::FeatureMaker(const ModelShape& shape, const ModuleTable& modules, const TierRules& tier, const GpuInfo& gpu,
-                           const LoraChoice& lora_choice)
-    : tier_(tier), gpu_(gpu) {
+                           const LoraChoice& lora_choice, ExpertWork expert_work)
+    : tier_(tier), gpu_(gpu), expert_work_(expert_work) {
   const int sm = tier.kernel_sm > 0 ? tier.kernel_sm : gpu.sm;
   for (const auto& g : layers_by_type(shape)) {
     LayerType t;
@@ -155,6 +170,15 @@ FeatureMaker::FeatureMaker(const ModelShape& shape, const ModuleTable& modules, 
   gemm_passes_ = 3.0 + recompute;
   attention_passes_ = 3.5 + recompute;
   stream_passes_ = 2.0 + recompute;
+  if (expert_work_ == ExpertWork::roofline && num_experts_ > 0) {
+    expert_stream_kappa_ = expert_stream_ridge_flops_per_byte(gpu);
+    double routed_bytes = 0;  // one token: top_k x (hidden + expert width) elements per MoE layer
+    for (int64_t layer = 0; layer < shape.num_layers(); ++layer)
+      if (shape.has_experts(layer))
+        routed_bytes += static_cast<double>(shape.moe.top_k * (shape.hidden_size + shape.moe.intermediate_size) *
+                                            dtype_bytes(shape.dtype));
+    route_tflop_per_token_ = expert_route_ridge_flops_per_byte(gpu) * routed_bytes * stream_passes_ / kTera;
+  }
   mask_passes_ = 1.0 + recompute;
   set_memory_rates(shape, modules, tier, lora_choice);
 }
@@ -212,7 +236,11 @@ StepFeatures FeatureMaker::step(const MicroBatch& batch) const {
   if (num_experts_ > 0) {
     // Distinct experts hit per layer by T routed tokens under uniform routing: E*(1-(1-k/E)^T).
     const double hit = num_experts_ * (1.0 - std::exp(tokens * log_miss_));
-    f.x[kExpertStream] = hit * expert_bytes_ * stream_passes_ / kGiga;
+    const double streamed_bytes = hit * expert_bytes_ * stream_passes_;
+    if (expert_work_ == ExpertWork::roofline)  // the roofline prices the streamed weights: no floor beside it
+      f.x[kExpertGemm] += expert_stream_kappa_ * streamed_bytes / kTera + tokens * route_tflop_per_token_;
+    else
+      f.x[kExpertStream] = streamed_bytes / kGiga;
   }
   return f;
 }

@@ -15,7 +15,13 @@
 //                 the fp32 output written), a roofline with no overlap. A rank-r adapter GEMM does r/2 FLOPs per
 //                 byte, under the fp32 ridge below r ~ 30: its time is nearly flat in r there, linear above
 //                 (lora_gemm_ridge_flops_per_byte; docs/method.md, "LoRA by rank")
-//   x_expert_gemm = TFLOPs of the routed top-k experts and the router, times the same multiplier
+//   x_expert_gemm = TFLOP-equivalents of the routed experts, a roofline with no overlap (docs/method.md, "Experts
+//                 by tokens per expert"): their and the router's FLOPs times the same multiplier, plus kappa_w x
+//                 the expert weights the grouped GEMMs stream (B below), plus kappa_r x the routed token elements'
+//                 bytes that the dispatch moves (T top_k (hidden + expert width) per MoE layer, gathered, masked,
+//                 sorted and scattered; 2 reads + 1 recompute). An expert's GEMM does m FLOPs per weight byte for m
+//                 tokens per expert, so its efficiency saturates as m / (m + kappa_w); files written before read
+//                 FLOPs only (expert_work: per-flop)
 //   x_memory    = GB moved by memory-bound kernels (norms, activations, residual adds, RoPE: model/work.hpp)
 //                 times the pass multiplier; the rate absorbs what the count leaves out (LoRA's fp32 casts and
 //                 dropout, copies, loss) in proportion
@@ -35,7 +41,8 @@
 //                 (their full W*W minus causal half); a correction left for the data to select
 //   x_host      = thousands of kernel launches per step (measured per tier by the harness's CUPTI count or the
 //                 profiler; 1 = "1000 launches" when the count is unknown, so the coefficient is seconds per step)
-//   expert streaming: B = GB of expert weights read (distinct experts hit, E*(1-(1-k/E)^T) for T routed
+//   expert streaming (files with expert_work: per-flop; the roofline above prices it otherwise):
+//                 B = GB of expert weights read (distinct experts hit, E*(1-(1-k/E)^T) for T routed
 //                 tokens, times layers, times 2 reads (+1 recompute)); F_exp = x_expert_gemm's expert part.
 //                 A GEMM runs at max(FLOPs/rate, bytes/bandwidth): few tokens per expert are
 //                 weight-streaming bound, which looks like a fixed cost that fades as the batch grows.
@@ -290,6 +297,22 @@ double lora_gemm_ridge_flops_per_byte(const GpuInfo& gpu);      // kappa
 // the work per (in + out) element is 2 r FLOPs before, 2 r + 4 kappa after.
 double lora_per_flop_to_roofline(int64_t rank, const GpuInfo& gpu);
 
+// Routed experts on the H200 (transformers + peft, grouped_mm; the kernel tables of measurements/records/
+// h200-moe-kernels, -families-runs and -families-runs-deepseek, 8 tables of 4 MoE families at 128 to 2048 tokens
+// per expert): grouped GEMM FLOPs at 86 % of the BF16 peak, the streamed expert weights at 77 % of the bandwidth and
+// the routed token elements' bytes at 3.14 % of it (gathers, masked_fill, index backward, sort, top-k: many small
+// ops, counted once per stream pass, 2 on this tier), least squares in relative error, every table within 4.5 %.
+// A GPU's kappa_w and kappa_r are its BF16 ridge (peak_bf16_tflops / memory_bandwidth_gbs) times 0.86 / 0.77 and
+// 0.86 / 0.0314 (docs/method.md, "Experts by tokens per expert").
+constexpr double kExpertGemmComputeShare = 0.86;
+constexpr double kExpertStreamBandwidthShare = 0.77;
+constexpr double kExpertRouteBandwidthShare = 0.0314;
+constexpr double kH200Bf16Ridge = 989.4e3 / 4800.0;  // FLOP per byte, for a GPU whose table lacks the figures
+// What x_expert_gemm counts: FLOPs only (coefficient files written before the roofline), or the roofline.
+enum class ExpertWork : uint8_t { per_flop, roofline };
+double expert_stream_ridge_flops_per_byte(const GpuInfo& gpu);  // kappa_w
+double expert_route_ridge_flops_per_byte(const GpuInfo& gpu);   // kappa_r
+
 struct LoraChoice {
   int64_t rank = 16;
   std::vector<std::string> targets;
@@ -304,7 +327,7 @@ class FeatureMaker {
   FeatureMaker(const ModelShape& shape, const TierRules& tier, const GpuInfo& gpu, const LoraChoice& lora);
   // The same from the shape's module table, expanded once by the caller (model/modules.hpp).
   FeatureMaker(const ModelShape& shape, const ModuleTable& modules, const TierRules& tier, const GpuInfo& gpu,
-               const LoraChoice& lora);
+               const LoraChoice& lora, ExpertWork expert_work = ExpertWork::roofline);
 
   StepFeatures step(const MicroBatch& batch) const;
   // Kernel launches of one step of this tier (0: unknown, the host term is off).
@@ -360,6 +383,9 @@ class FeatureMaker {
   double expert_bytes_ = 0;            // one expert's weights, summed over the layers, bytes
   double num_experts_ = 0;
   double log_miss_ = 0;                // log(1 - k/E): a token misses a given expert
+  ExpertWork expert_work_ = ExpertWork::roofline;
+  double expert_stream_kappa_ = 0;           // kappa_w, FLOP-equivalents per streamed weight byte
+  double route_tflop_per_token_ = 0;         // kappa_r x routed bytes of one token, all MoE layers and passes, TFLOP
   double gemm_passes_ = 3;
   double attention_passes_ = 3.5;
   double stream_passes_ = 2;

@@ -21,7 +21,8 @@ records=measurements/records
 campaigns=("$records/h200-families-runs" "$records/h200-families-runs-deepseek")
 # LoRA r16 on what each family's runs trained (the campaign files' lora: targets).
 all7=q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj
-lora=(--lora "llama-3-8b=$all7" --lora "qwen1.5-moe-a2.7b=$all7" --lora "gemma-2-9b=$all7"
+qkvo=q_proj,k_proj,v_proj,o_proj
+lora=(--lora "mixtral-8x7b=$qkvo" --lora "qwen3-30b-a3b=$qkvo" --lora "llama-3-8b=$all7" --lora "qwen1.5-moe-a2.7b=$all7" --lora "gemma-2-9b=$all7"
       --lora "phi-4=qkv_proj,o_proj,gate_up_proj,down_proj"
       --lora "deepseek-v2-lite=q_proj,kv_a_proj_with_mqa,kv_b_proj,o_proj")
 pick() {  # the files under $1/<dir>/ of every campaign, less the left-out family's
@@ -33,6 +34,11 @@ pick() {  # the files under $1/<dir>/ of every campaign, less the left-out famil
   done
 }
 mapfile -t tables < <(pick 'kernels/*')
+# Kernel tables of two more MoE families (Mixtral-8x7B, Qwen3-30B-A3B; probes, no runs): the experts' rate is
+# measured over four expert widths (docs/method.md, "Experts by tokens per expert"). Their records are not fitted.
+for f in "$records"/h200-moe-kernels/kernels/*/*.jsonl; do
+  [[ -n $leave && $f == */"$leave"__* ]] || tables+=("$f")
+done
 mapfile -t runs < <(pick records)
 [[ ${#tables[@]} -gt 0 && ${#runs[@]} -gt 0 ]] || { echo "fit_default.sh: no kernel tables or records left" >&2; exit 2; }
 # The base file supplies the terms no table measures (memory constants, the efficient kernels' rates).

@@ -28,11 +28,16 @@ Usage: tools/kernel_efficiency.py [--stepcast BIN] [--coefficients FILE] [--prio
 import argparse
 import json
 import re
+import os
 import subprocess
 import sys
+import tempfile
 
-# Token dispatch of a MoE layer (index_add of the expert outputs, gathers, the router's top-k and sort).
-MOE_DISPATCH = re.compile(r"indexFunc|gather|scatter|sort|topk|histc|cumsum")
+# Token dispatch of a MoE layer (index_add of the expert outputs, gathers, the router's top-k and sort; on
+# transformers' grouped_mm path also the masked_fill of the routed rows and the index backward): in a table with
+# grouped GEMMs, priced with the experts by their routed token elements (docs/method.md, "Experts by tokens per
+# expert").
+MOE_DISPATCH = re.compile(r"indexFunc|gather|scatter|sort|topk|histc|cumsum|masked_fill|indexing_backward")
 FP32_GEMM = re.compile(r"f32f32_f32f32|sgemm|_s16816gemm|_s1688gemm|tf32")
 # SDPA's bool -> additive mask conversion (convert_boolean_attn_mask's at::where, docs/families.md).
 MASK_CONVERSION = re.compile(r"where_kernel")
@@ -121,6 +126,9 @@ def write_prior(coefficients, rates, path, free=()):
     if "lora_gemm_s_per_tflop" in rates:  # the rate is per roofline work now (docs/method.md, "LoRA by rank")
         head = re.sub(r"^lora_work: .*\n?", "", head, flags=re.M)
         head = re.sub(r"^(lora_rank: .*)$", r"\1\nlora_work: roofline", head, count=1, flags=re.M)
+    if "expert_gemm_s_per_tflop" in rates:  # so is the experts' ("Experts by tokens per expert")
+        head = re.sub(r"^expert_work: .*\n?", "", head, flags=re.M)
+        head = re.sub(r"^(lora_work: .*)$", r"\1\nexpert_work: roofline", head, count=1, flags=re.M)
     step_lines, tail = rest.split("\nmemory:\n", 1)
     # With the masked kernels' own rates measured, the free mask-path term is only a correction the step
     # records must select (docs/families.md): no prior holds it.
@@ -136,6 +144,18 @@ def write_prior(coefficients, rates, path, free=()):
         f.write(head + "\nstep:\n" + "\n".join(kept) + "\nmemory:\n" + tail)
 
 
+def roofline_copy(coefficients):
+    """A temporary copy of the base file whose work is the experts' roofline (expert_work: roofline): the tables'
+    rates are per that work, whatever the base file was written under."""
+    text = open(coefficients).read()
+    text = re.sub(r"^expert_work: .*\n?", "", text, flags=re.M)
+    text = re.sub(r"^(tier: .*)$", r"\1\nexpert_work: roofline", text, count=1, flags=re.M)
+    f = tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False)
+    f.write(text)
+    f.close()
+    return f.name
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--stepcast", default="build/cli/stepcast")
@@ -148,6 +168,7 @@ def main():
                     help="TERM: write it into --prior-out unselected, for the records to decide (e.g. fixed_s, token_kib)")
     ap.add_argument("tables", nargs="+")
     a = ap.parse_args()
+    work_file = roofline_copy(a.coefficients)
     sums = {key: [0.0, 0.0] for key in PEAK}
     device = None
     print("| table | " + " | ".join(f"{k} s / work / eff." for k in PEAK) + " | fp32 dense s | device s |")
@@ -159,7 +180,7 @@ def main():
         steps = header.get("steps", 1)
         k = run_json(a.stepcast, ["kernels", path, "--format", "json"])
         t = category_times(k, steps, a.fp32_dense_ms / 1000.0)
-        w = table_work(a.stepcast, a.coefficients, header, dict(x.split("=", 1) for x in a.lora))
+        w = table_work(a.stepcast, work_file, header, dict(x.split("=", 1) for x in a.lora))
         attribute_attention(t, w)
         cells = []
         for key, rate in PEAK.items():
@@ -182,6 +203,7 @@ def main():
             continue
         rates[key] = time_s / work
         print(f"| {key} | {rates[key]:.6g} | {100 / (rates[key] * PEAKS[device][PEAK[key]]):.1f} % |")
+    os.unlink(work_file)
     if a.prior_out:
         write_prior(a.coefficients, rates, a.prior_out, a.free)
 
