@@ -61,7 +61,7 @@ std::vector<std::string> FitShapes::names() const {
 }
 
 RecordFeatures::RecordFeatures(const FitShapes& shapes, const model::TierRules& tier, const model::GpuInfo& gpu,
-                               int64_t default_rank, const std::vector<Record>& records)
+                               int64_t default_rank, const std::vector<Record>& records, model::ExpertWork expert_work)
     : shapes_(shapes), default_rank_(default_rank) {
   std::map<std::string, std::vector<Record>> by_model;
   for (const Record& r : records) by_model[shapes.pooled() ? r.model : ""].push_back(r);
@@ -71,7 +71,8 @@ RecordFeatures::RecordFeatures(const FitShapes& shapes, const model::TierRules& 
   }
   for (const Record& r : records) {
     auto& maker = makers_[key(r)];
-    if (!maker) maker = std::make_unique<model::FeatureMaker>(shapes.of(r), tier, gpu, lora_of(r));
+    if (!maker) maker = std::make_unique<model::FeatureMaker>(shapes.of(r), model::expand_modules(shapes.of(r)), tier, gpu,
+                                                              lora_of(r), expert_work);
   }
 }
 
@@ -121,8 +122,16 @@ FitReport fit(const FitShapes& shapes, const std::vector<Record>& records, const
                            ", " + std::to_string(options.prior->points) + " points), each coefficient ±" +
                            fmt(options.prior_rel_sigma * 100) + " % against 1 % step noise");
   }
+  // A prior's expert rate is per its own work: the fit prices the experts as the prior did (per FLOP in files
+  // written before the roofline), and by the roofline without one (docs/method.md, "Experts by tokens per expert").
+  c.expert_work = !options.expert_work.empty() ? options.expert_work
+                  : options.prior                ? options.prior->expert_work
+                                                 : "roofline";
+  if (c.expert_work != "per-flop" && c.expert_work != "roofline")
+    throw InputError("expert work '" + c.expert_work + "'. Violated constraint: per-flop or roofline");
   const model::TierRules tier = model::tier_from_label(c.tier);
-  const RecordFeatures maker(shapes, tier, model::gpu_info(c.gpu), c.lora_rank, records);
+  const RecordFeatures maker(shapes, tier, model::gpu_info(c.gpu), c.lora_rank, records,
+                             c.expert_work == "per-flop" ? model::ExpertWork::per_flop : model::ExpertWork::roofline);
   if (!tier.known)
     report.notes.push_back("tier '" + c.tier + "' is not a known label: Hugging Face sdpa mask semantics assumed, every "
                            "term free (the mask-path term included); the data decide");

@@ -37,6 +37,9 @@ struct FitOptions {
   std::optional<model::Coefficients> prior;
   std::string prior_name;        // where the prior came from, for provenance
   double prior_rel_sigma = 0.5;
+  // What the expert rate prices: "per-flop" or "roofline" (model/coefficients.hpp); empty = the prior's, else the
+  // roofline (a file written before the roofline is refitted as it was with "per-flop").
+  std::string expert_work;
   bool verbose = false;
   std::string records_file = "records";  // for file:line in messages about recorded runs
   std::vector<ExtraStepTerm> extra_step_terms;

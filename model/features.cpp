@@ -170,6 +170,8 @@ FeatureMaker::FeatureMaker(const ModelShape& shape, const ModuleTable& modules, 
   gemm_passes_ = 3.0 + recompute;
   attention_passes_ = 3.5 + recompute;
   stream_passes_ = 2.0 + recompute;
+  // The roofline's constants are grouped GEMMs' (at::_grouped_mm); a loop of per-expert GEMMs keeps the FLOP count.
+  if (tier.experts != ExpertImpl::grouped) expert_work_ = ExpertWork::per_flop;
   if (expert_work_ == ExpertWork::roofline && num_experts_ > 0) {
     expert_stream_kappa_ = expert_stream_ridge_flops_per_byte(gpu);
     double routed_bytes = 0;  // one token: top_k x (hidden + expert width) elements per MoE layer

@@ -24,8 +24,9 @@ sm::MicroBatch batch(int64_t rows, int64_t width) {
   return b;
 }
 
-sm::FeatureMaker h200_maker(const sm::ModelShape& shape) {
-  return sm::FeatureMaker(shape, sm::tier_from_label("sdpa-auto/grouped/gqa-expand"), sm::gpu_info("NVIDIA H200"));
+sm::FeatureMaker h200_maker(const sm::ModelShape& shape, sm::ExpertWork work = sm::ExpertWork::per_flop) {
+  return sm::FeatureMaker(shape, sm::expand_modules(shape), sm::tier_from_label("sdpa-auto/grouped/gqa-expand"),
+                          sm::gpu_info("NVIDIA H200"), sm::LoraChoice{}, work);
 }
 }  // namespace
 
@@ -46,6 +47,36 @@ TEST_CASE("the three GEMM terms add up to every GEMM FLOP the model had before t
   }
   const auto dense = h200_maker(stepcast::io::load_model("llama-3-8b")).step(batch(1, 2048));
   CHECK(dense.x[sm::kExpertGemm] == 0);
+}
+
+TEST_CASE("the experts' roofline: efficiency saturates in tokens per expert, per FLOP files read as before",
+          "[features][category][experts]") {
+  // docs/method.md, "Experts by tokens per expert": x = FLOPs + kappa_w x streamed weights + kappa_r x routed bytes.
+  const auto qwen3 = stepcast::io::load_model("qwen3-30b-a3b");  // 128 experts, top 8: every expert hit from 2048 tokens
+  const auto roof = h200_maker(qwen3, sm::ExpertWork::roofline);
+  const auto flop = h200_maker(qwen3, sm::ExpertWork::per_flop);
+  const auto small = roof.step(batch(1, 2048)), large = roof.step(batch(4, 2048));
+  // Per token, the roofline's work falls as the batch grows (the weights are streamed once for more tokens) ...
+  CHECK(large.x[sm::kExpertGemm] / 4 < small.x[sm::kExpertGemm]);
+  // ... and its FLOP part is the per-FLOP work, which grows as the tokens.
+  CHECK(flop.step(batch(4, 2048)).x[sm::kExpertGemm] == Approx(4 * flop.step(batch(1, 2048)).x[sm::kExpertGemm]));
+  CHECK(small.expert_tflop == Approx(flop.step(batch(1, 2048)).expert_tflop));
+  // The stream floor belongs to per-FLOP files only: the roofline prices the same bytes.
+  CHECK(small.x[sm::kExpertStream] == 0);
+  CHECK(flop.step(batch(1, 2048)).x[sm::kExpertStream] > 0);
+  // The streamed and routed parts as the constants give them: (x - FLOPs) from kappa_w and kappa_r alone.
+  const double extra = small.x[sm::kExpertGemm] - flop.step(batch(1, 2048)).x[sm::kExpertGemm];
+  const auto h200 = sm::gpu_info("NVIDIA H200");
+  const double streamed = flop.step(batch(1, 2048)).x[sm::kExpertStream] * 1e9;  // bytes, both passes
+  const double routed = 2048.0 * 8 * (2048 + 768) * 2 * 48 * 2;                     // bytes: T k (h + f) bf16, 48 layers, 2 passes
+  CHECK(extra == Approx((sm::expert_stream_ridge_flops_per_byte(h200) * streamed +
+                         sm::expert_route_ridge_flops_per_byte(h200) * routed) / 1e12).epsilon(1e-9));
+  // A loop of per-expert GEMMs keeps the FLOP count: the constants are grouped GEMMs'.
+  const sm::FeatureMaker loop(qwen3, sm::expand_modules(qwen3), sm::tier_from_label("sdpa-auto/loop"), h200,
+                              sm::LoraChoice{}, sm::ExpertWork::roofline);
+  CHECK(loop.step(batch(1, 2048)).x[sm::kExpertStream] > 0);
+  // A dense model has no expert work either way.
+  CHECK(h200_maker(stepcast::io::load_model("llama-3-8b"), sm::ExpertWork::roofline).step(batch(1, 2048)).x[sm::kExpertGemm] == 0);
 }
 
 TEST_CASE("memory-bound bytes grow with tokens, not with width squared", "[features][category]") {
