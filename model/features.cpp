@@ -180,6 +180,9 @@ FeatureMaker::FeatureMaker(const ModelShape& shape, const ModuleTable& modules, 
         routed_bytes += static_cast<double>(shape.moe.top_k * (shape.hidden_size + shape.moe.intermediate_size) *
                                             dtype_bytes(shape.dtype));
     route_tflop_per_token_ = expert_route_ridge_flops_per_byte(gpu) * routed_bytes * stream_passes_ / kTera;
+    // The routed rows' activations are part of that routed work (the constants were fitted so), not of the
+    // memory-bound count, whose rate the dense families' LoRA elementwise work sets.
+    memory_bytes_per_token_ -= routed_activation_bytes(shape, 2);  // as token_work counted them above
   }
   mask_passes_ = 1.0 + recompute;
   set_memory_rates(shape, modules, tier, lora_choice);

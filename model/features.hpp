@@ -298,15 +298,17 @@ double lora_gemm_ridge_flops_per_byte(const GpuInfo& gpu);      // kappa
 double lora_per_flop_to_roofline(int64_t rank, const GpuInfo& gpu);
 
 // Routed experts on the H200 (transformers + peft, grouped_mm; the kernel tables of measurements/records/
-// h200-moe-kernels, -families-runs and -families-runs-deepseek, 8 tables of 4 MoE families at 128 to 2048 tokens
-// per expert): grouped GEMM FLOPs at 86 % of the BF16 peak, the streamed expert weights at 77 % of the bandwidth and
-// the routed token elements' bytes at 3.14 % of it (gathers, masked_fill, index backward, sort, top-k: many small
-// ops, counted once per stream pass, 2 on this tier), least squares in relative error, every table within 4.5 %.
-// A GPU's kappa_w and kappa_r are its BF16 ridge (peak_bf16_tflops / memory_bandwidth_gbs) times 0.86 / 0.77 and
-// 0.86 / 0.0314 (docs/method.md, "Experts by tokens per expert").
-constexpr double kExpertGemmComputeShare = 0.86;
-constexpr double kExpertStreamBandwidthShare = 0.77;
-constexpr double kExpertRouteBandwidthShare = 0.0314;
+// h200-moe-kernels, -families-runs and -families-runs-deepseek, 6 unpadded tables of 4 MoE families at 128 to 2048
+// tokens per expert): grouped GEMM FLOPs at 82 % of the BF16 peak, the streamed expert weights at 71 % of the
+// bandwidth and the routed token elements' bytes at 1.57 % of it, counted once per stream pass (2 on this tier).
+// The routed work is the dispatch kernels (gathers, masked_fill, index backward, sort, top-k) and the memory-bound
+// time a MoE table has beyond its count at the dense tables' rate (the routed activations, the weighted combine):
+// least squares in relative error, experts + memory-bound within 4.5 % on every table (tools/kernel_efficiency.py
+// attributes the same way). A GPU's kappa_w and kappa_r are its BF16 ridge (peak_bf16_tflops /
+// memory_bandwidth_gbs) times 0.82 / 0.71 and 0.82 / 0.0157 (docs/method.md, "Experts by tokens per expert").
+constexpr double kExpertGemmComputeShare = 0.82;
+constexpr double kExpertStreamBandwidthShare = 0.71;
+constexpr double kExpertRouteBandwidthShare = 0.0157;
 constexpr double kH200Bf16Ridge = 989.4e3 / 4800.0;  // FLOP per byte, for a GPU whose table lacks the figures
 // What x_expert_gemm counts: FLOPs only (coefficient files written before the roofline), or the roofline.
 enum class ExpertWork : uint8_t { per_flop, roofline };

@@ -29,7 +29,7 @@ const std::array<IntervalSpec, kIntervalKinds> kIntervalTable{{
     // runs"). Refitted under the experts' roofline (docs/method.md, "Experts by tokens per expert"); before it
     // 0.6636 / 0.0904. `stepcast validate --coverage --coefficients <held-out file> --stack transformers-peft
     // --dtype bfloat16 --measurements <probes>` prints each point.
-    {"transferred-model", {0.4854, 0.1150}, 15, 10,
+    {"transferred-model", {0.4869, 0.1025}, 15, 10,
      "measurements/records/h200-families-runs{,-deepseek}/records/*__probes.jsonl with "
      "scenarios/coefficients/held-out/h200-hf-peft-pooled-without-*.yaml"},
     // Gemma-4 -> Llama-3-8B 1 x 1024 before the host side was re-priced by launches (15 records).

@@ -40,6 +40,14 @@ double layer_elements(const ModelShape& shape, int64_t layer) {
 
 }  // namespace
 
+double routed_activation_bytes(const ModelShape& shape, int64_t activation_bytes) {
+  double elements = 0;
+  for (int64_t layer = 0; layer < shape.num_layers(); ++layer)
+    if (shape.has_experts(layer))
+      elements += static_cast<double>(shape.moe.top_k) * activation_elements(shape, shape.moe.intermediate_size);
+  return pass_bytes(elements, activation_bytes);
+}
+
 TokenWork token_work(const ModelShape& shape, const LoraPlan& lora, int64_t activation_bytes) {
   return token_work(shape, expand_modules(shape), lora, activation_bytes);
 }

@@ -35,6 +35,10 @@ struct TokenWork {
 TokenWork token_work(const ModelShape& shape, const ModuleTable& modules, const LoraPlan& lora,
                      int64_t activation_bytes = 2);
 TokenWork token_work(const ModelShape& shape, const LoraPlan& lora, int64_t activation_bytes = 2);
+// The share of elementwise_bytes that is the routed experts' activations (top_k gated activations of the expert
+// width per MoE layer, shared experts excluded): what the experts' roofline prices with the routed token bytes
+// instead (docs/method.md, "Experts by tokens per expert").
+double routed_activation_bytes(const ModelShape& shape, int64_t activation_bytes);
 
 // One attention layer shape and how many layers have it.
 struct AttentionWork {

@@ -6,7 +6,8 @@ summed per step into the step model's categories, against the work `stepcast pre
 category for the table's shape (its `work`, per term):
   gemm_s_per_tflop         bf16 GEMM kernels (category gemm, not fp32)    / dense base GEMM TFLOPs
   lora_gemm_s_per_tflop    fp32 GEMM kernels (cuBLAS f32f32 / SIMT sgemm) / LoRA adapter TFLOPs
-  expert_gemm_s_per_tflop  grouped_gemm kernels + the MoE dispatch ones   / routed-expert + router TFLOPs
+  expert_gemm_s_per_tflop  grouped_gemm kernels + the MoE dispatch ones + the table's memory-bound time beyond its
+                           count at the dense tables' memory rate / the experts' roofline work
   attention_s_per_tflop    cuDNN and flash attention kernels              / their layers' attention TFLOPs (is_causal)
   attention_masked_s_per_tflop     the same kernels with an explicit mask / their layers' TFLOPs (W x W)
   attention_efficient_s_per_tflop  CUTLASS (memory-efficient) kernels     / their layers' attention TFLOPs (is_causal)
@@ -170,6 +171,7 @@ def main():
     a = ap.parse_args()
     work_file = roofline_copy(a.coefficients)
     sums = {key: [0.0, 0.0] for key in PEAK}
+    moe = []  # (time, work) of the tables with grouped GEMMs, attributed after the dense tables' memory rate
     device = None
     print("| table | " + " | ".join(f"{k} s / work / eff." for k in PEAK) + " | fp32 dense s | device s |")
     print("| --- " * (len(PEAK) + 3) + "|")
@@ -182,6 +184,8 @@ def main():
         t = category_times(k, steps, a.fp32_dense_ms / 1000.0)
         w = table_work(a.stepcast, work_file, header, dict(x.split("=", 1) for x in a.lora))
         attribute_attention(t, w)
+        if w["expert_gemm_s_per_tflop"] > 0:
+            moe.append((t, w))
         cells = []
         for key, rate in PEAK.items():
             if t[key] is None:
@@ -192,10 +196,25 @@ def main():
             cells.append(f"{t[key]:.4f} / {w[key]:.3f} / {100 * eff:.1f} %")
             if w["math"] > 0 and (key.startswith("attention") or key == "mask_s_per_gb"):
                 continue  # math layers' bmm land in the gemm category, their _safe_softmax's where in the mask's
+            if w["expert_gemm_s_per_tflop"] > 0 and key in ("memory_s_per_gb", "expert_gemm_s_per_tflop"):
+                continue  # attributed below
             sums[key][0] += t[key]
             sums[key][1] += w[key]
         name = "/".join(path.split("/")[-2:])
         print(f"| {name} | " + " | ".join(cells) + f" | {t['fp32_dense']:.4f} | {k['device_time_s'] / steps:.3f} |")
+    # A MoE table's memory-bound time beyond its count at the dense tables' rate is the routed rows' (their
+    # activations, the weighted combine): the experts' roofline prices it with the routed token bytes (docs/method.md,
+    # "Experts by tokens per expert"). Without a dense table, it stays memory-bound time.
+    mem_time, mem_work = sums["memory_s_per_gb"]
+    dense_rate = mem_time / mem_work if mem_work > 0 else None
+    for t, w in moe:
+        excess = t["memory_s_per_gb"] - dense_rate * w["memory_s_per_gb"] if dense_rate else 0.0
+        sums["expert_gemm_s_per_tflop"][0] += t["expert_gemm_s_per_tflop"] + excess
+        sums["expert_gemm_s_per_tflop"][1] += w["expert_gemm_s_per_tflop"]
+        sums["memory_s_per_gb"][0] += t["memory_s_per_gb"] - excess
+        sums["memory_s_per_gb"][1] += w["memory_s_per_gb"]
+    if moe and dense_rate:
+        print(f"\nMoE tables: memory-bound time beyond {1000 * dense_rate:.3f} ms/GB (the dense tables' rate) priced with the experts")
     rates = {}
     print("\n| term | rate | efficiency |\n| --- | --- | --- |")
     for key, (time_s, work) in sums.items():
