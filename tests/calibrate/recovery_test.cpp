@@ -181,3 +181,30 @@ TEST_CASE("a pooled fit recovers rates shared by several models, and holds one m
   records.push_back(stray);
   CHECK_THROWS_WITH(sc::fit(pooled, records, sc::FitOptions{}), Catch::Matchers::Contains("model 'mistral-7b'"));
 }
+
+TEST_CASE("a kind with fewer than 9 held-out points takes the larger of its own band and all the records'",
+          "[validate][intervals]") {
+  // Conformal 90 % needs 9 points of its own; two padded points alone gave +-0.04 % (docs/method.md "Results").
+  auto row = [](bool padded, double measured, double predicted) {
+    sc::HeldOutRow r;
+    r.padded = padded;
+    r.measured_step_s = measured;
+    r.predicted_step_s = predicted;
+    return r;
+  };
+  sc::Validation few;
+  few.scheme = "leave-one-out";
+  for (double p : {1.01, 0.98, 1.03, 0.99}) few.rows.push_back(row(false, 1.0, p));
+  for (double p : {1.0004, 0.9997}) few.rows.push_back(row(true, 1.0, p));
+  const auto h = sc::held_out_errors(few);
+  CHECK(h.points_padded == 2);
+  CHECK(h.half_width.padded == Approx(0.03).epsilon(1e-9));    // all six records' band, not 0.0004
+  CHECK(h.half_width.unpadded == Approx(0.03).epsilon(1e-9));
+  // With 9 of its own, a kind keeps its own quantile even when all the records' is wider.
+  sc::Validation many = few;
+  for (int i = 0; i < 7; ++i) many.rows.push_back(row(true, 1.0, 1.001));
+  for (int i = 0; i < 3; ++i) many.rows.push_back(row(false, 1.0, 1.10));
+  const auto m = sc::held_out_errors(many);
+  CHECK(m.points_padded == 9);
+  CHECK(m.half_width.padded == Approx(0.001).epsilon(1e-6));
+}
