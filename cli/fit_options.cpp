@@ -34,6 +34,11 @@ void add_fit_input_options(CLI::App* cmd, io::FitInputOptions& o, bool measureme
   cmd->add_option("--prior-sigma", o.prior_sigma, "Relative standard deviation of each prior coefficient")
       ->check(CLI::PositiveNumber)
       ->default_str("0.5");
+  cmd->add_option("--expert-work", o.expert_work,
+                  "What the routed-expert rate prices: roofline (FLOPs + streamed weights + routed token bytes, "
+                  "docs/method.md \"Experts by tokens per expert\") or per-flop (files written before it); default: "
+                  "the prior's, else roofline")
+      ->check(CLI::IsMember({"roofline", "per-flop"}));
 }
 
 model::Transfer transferred_prior(const std::string& prior_path, const std::string& model_arg,

@@ -138,6 +138,7 @@ FitInput load_fit_input(const FitInputOptions& o, const std::string& tool_versio
   in.options.tool_version = tool_version;
   in.options.records_file = measurements_label(o);
   in.options.prior_rel_sigma = o.prior_sigma;
+  in.options.expert_work = o.expert_work;
   std::string prior = o.prior;
   if (prior == "auto") prior = find_prior(in.records);
   if (!prior.empty() && prior != "none") {

@@ -28,6 +28,8 @@ struct FitInputOptions {
   // "auto": find_prior's choice, if any; "none"; or a path.
   std::string prior = "auto";
   double prior_sigma = 0.5;
+  // What the expert rate prices (calibrate/fit.hpp FitOptions::expert_work): empty = the prior's, else the roofline.
+  std::string expert_work;
 };
 
 struct FitInput {

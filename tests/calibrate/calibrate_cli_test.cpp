@@ -232,3 +232,18 @@ TEST_CASE("validate --coverage holds each record against the interval of the pre
   CHECK_THAT(text.out, Contains("transferred-model+transferred-tier, unpadded: ") && Contains("inside"));
   CHECK(run_cli("validate --coverage").exit_code == 2);
 }
+
+TEST_CASE("calibrate --expert-work: the roofline by default, per-flop on request, anything else is exit 2", "[cli][experts]") {
+  const std::string records =
+      std::string(STEPCAST_MEASUREMENTS) + "/records/h200-moe-kernels/records/qwen3-30b-a3b__probes.jsonl";
+  auto work = [&](const std::string& flag) {
+    const auto r = run_cli("calibrate --measurements " + records + " --prior none --format json " + flag);
+    REQUIRE(r.exit_code == 0);
+    return nlohmann::json::parse(r.out)["coefficients"]["expert_work"].get<std::string>();
+  };
+  CHECK(work("") == "roofline");
+  CHECK(work("--expert-work per-flop") == "per-flop");
+  const auto bad = run_cli("calibrate --measurements " + records + " --prior none --expert-work flops");
+  CHECK(bad.exit_code == 2);
+  CHECK_THAT(bad.err, Contains("--expert-work"));
+}
