@@ -127,11 +127,9 @@ FitReport fit(const FitShapes& shapes, const std::vector<Record>& records, const
   c.expert_work = !options.expert_work.empty() ? options.expert_work
                   : options.prior                ? options.prior->expert_work
                                                  : "roofline";
-  if (c.expert_work != "per-flop" && c.expert_work != "roofline")
-    throw InputError("expert work '" + c.expert_work + "'. Violated constraint: per-flop or roofline");
   const model::TierRules tier = model::tier_from_label(c.tier);
   const RecordFeatures maker(shapes, tier, model::gpu_info(c.gpu), c.lora_rank, records,
-                             c.expert_work == "per-flop" ? model::ExpertWork::per_flop : model::ExpertWork::roofline);
+                             model::expert_work_from(c.expert_work));
   if (!tier.known)
     report.notes.push_back("tier '" + c.tier + "' is not a known label: Hugging Face sdpa mask semantics assumed, every "
                            "term free (the mask-path term included); the data decide");

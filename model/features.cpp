@@ -5,6 +5,7 @@
 
 #include "model/coefficients.hpp"
 #include "model/counts.hpp"
+#include "model/errors.hpp"
 #include "model/memory.hpp"
 #include "model/modules.hpp"
 #include "model/work.hpp"
@@ -117,6 +118,12 @@ double bf16_ridge(const GpuInfo& gpu) {
 }
 }  // namespace
 
+ExpertWork expert_work_from(const std::string& name) {
+  if (name == "per-flop") return ExpertWork::per_flop;
+  if (name == "roofline") return ExpertWork::roofline;
+  throw InputError("expert work '" + name + "'. Violated constraint: per-flop or roofline");
+}
+
 double expert_stream_ridge_flops_per_byte(const GpuInfo& gpu) {
   return bf16_ridge(gpu) * kExpertGemmComputeShare / kExpertStreamBandwidthShare;
 }
@@ -174,15 +181,11 @@ FeatureMaker::FeatureMaker(const ModelShape& shape, const ModuleTable& modules, 
   if (tier.experts != ExpertImpl::grouped) expert_work_ = ExpertWork::per_flop;
   if (expert_work_ == ExpertWork::roofline && num_experts_ > 0) {
     expert_stream_kappa_ = expert_stream_ridge_flops_per_byte(gpu);
-    double routed_bytes = 0;  // one token: top_k x (hidden + expert width) elements per MoE layer
-    for (int64_t layer = 0; layer < shape.num_layers(); ++layer)
-      if (shape.has_experts(layer))
-        routed_bytes += static_cast<double>(shape.moe.top_k * (shape.hidden_size + shape.moe.intermediate_size) *
-                                            dtype_bytes(shape.dtype));
+    const double routed_bytes = work.routed_elements * static_cast<double>(dtype_bytes(shape.dtype));
     route_tflop_per_token_ = expert_route_ridge_flops_per_byte(gpu) * routed_bytes * stream_passes_ / kTera;
     // The routed rows' activations are part of that routed work (the constants were fitted so), not of the
     // memory-bound count, whose rate the dense families' LoRA elementwise work sets.
-    memory_bytes_per_token_ -= routed_activation_bytes(shape, 2);  // as token_work counted them above
+    memory_bytes_per_token_ -= work.routed_activation_bytes;
   }
   mask_passes_ = 1.0 + recompute;
   set_memory_rates(shape, modules, tier, lora_choice);

@@ -312,6 +312,8 @@ constexpr double kExpertRouteBandwidthShare = 0.0157;
 constexpr double kH200Bf16Ridge = 989.4e3 / 4800.0;  // FLOP per byte, for a GPU whose table lacks the figures
 // What x_expert_gemm counts: FLOPs only (coefficient files written before the roofline), or the roofline.
 enum class ExpertWork : uint8_t { per_flop, roofline };
+// A coefficient file's `expert_work` ("per-flop" or "roofline"); anything else is an InputError.
+ExpertWork expert_work_from(const std::string& name);
 double expert_stream_ridge_flops_per_byte(const GpuInfo& gpu);  // kappa_w
 double expert_route_ridge_flops_per_byte(const GpuInfo& gpu);   // kappa_r
 

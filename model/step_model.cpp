@@ -30,7 +30,7 @@ StepModel::StepModel(const ModelShape& shape, const Coefficients& coefficients, 
 StepModel::StepModel(const ModelShape& shape, const ModuleTable& modules, const Coefficients& coefficients,
                      const GpuInfo& gpu, const LoraChoice& lora)
     : features_(shape, modules, tier_from_label(coefficients.tier), gpu, lora,
-                coefficients.expert_work == "per-flop" ? ExpertWork::per_flop : ExpertWork::roofline),
+                expert_work_from(coefficients.expert_work)),
       coefficients_(coefficients) {
   for (int i = 0; i < kStepTerms; ++i) c_[i] = coefficients.step[i].selected ? coefficients.step[i].value : 0.0;
   for (int i = 0; i < kMemoryTerms; ++i) m_[i] = coefficients.memory[i].selected ? coefficients.memory[i].value : 0.0;

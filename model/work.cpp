@@ -40,14 +40,6 @@ double layer_elements(const ModelShape& shape, int64_t layer) {
 
 }  // namespace
 
-double routed_activation_bytes(const ModelShape& shape, int64_t activation_bytes) {
-  double elements = 0;
-  for (int64_t layer = 0; layer < shape.num_layers(); ++layer)
-    if (shape.has_experts(layer))
-      elements += static_cast<double>(shape.moe.top_k) * activation_elements(shape, shape.moe.intermediate_size);
-  return pass_bytes(elements, activation_bytes);
-}
-
 TokenWork token_work(const ModelShape& shape, const LoraPlan& lora, int64_t activation_bytes) {
   return token_work(shape, expand_modules(shape), lora, activation_bytes);
 }
@@ -62,8 +54,16 @@ TokenWork token_work(const ModelShape& shape, const ModuleTable& modules, const 
   w.latent_proj_flops = g.latent_proj;
   w.lora_gemm_flops = lora.rank > 0 ? 2.0 * static_cast<double>(lora.params) : 0.0;
   double elements = static_cast<double>(shape.hidden_size);  // the final norm
-  for (int64_t layer = 0; layer < shape.num_layers(); ++layer) elements += layer_elements(shape, layer);
+  double routed_activations = 0;
+  for (int64_t layer = 0; layer < shape.num_layers(); ++layer) {
+    elements += layer_elements(shape, layer);
+    if (!shape.has_experts(layer)) continue;
+    const double k = static_cast<double>(shape.moe.top_k);
+    w.routed_elements += k * static_cast<double>(shape.hidden_size + shape.moe.intermediate_size);
+    routed_activations += k * activation_elements(shape, shape.moe.intermediate_size);
+  }
   w.elementwise_bytes = pass_bytes(elements, activation_bytes);
+  w.routed_activation_bytes = pass_bytes(routed_activations, activation_bytes);
   return w;
 }
 

@@ -23,6 +23,11 @@ struct TokenWork {
   double shared_expert_flops = 0;  // shared experts, every token
   double latent_proj_flops = 0;    // MLA: q_a/q_b (or q), kv_a_proj_with_mqa, kv_b_proj
   double elementwise_bytes = 0;    // bytes read and written by norms, activations, residual adds and RoPE
+  // The routed experts (docs/method.md, "Experts by tokens per expert"): top_k (hidden + expert width) elements per
+  // MoE layer, what the dispatch moves; and the share of elementwise_bytes that is their gated activations (shared
+  // experts excluded), which the experts' roofline prices with them instead.
+  double routed_elements = 0;
+  double routed_activation_bytes = 0;
 
   double gemm_flops() const {
     return dense_gemm_flops + lora_gemm_flops + router_flops + expert_gemm_flops + shared_expert_flops +
@@ -35,10 +40,6 @@ struct TokenWork {
 TokenWork token_work(const ModelShape& shape, const ModuleTable& modules, const LoraPlan& lora,
                      int64_t activation_bytes = 2);
 TokenWork token_work(const ModelShape& shape, const LoraPlan& lora, int64_t activation_bytes = 2);
-// The share of elementwise_bytes that is the routed experts' activations (top_k gated activations of the expert
-// width per MoE layer, shared experts excluded): what the experts' roofline prices with the routed token bytes
-// instead (docs/method.md, "Experts by tokens per expert").
-double routed_activation_bytes(const ModelShape& shape, int64_t activation_bytes);
 
 // One attention layer shape and how many layers have it.
 struct AttentionWork {
