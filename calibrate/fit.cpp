@@ -61,7 +61,8 @@ std::vector<std::string> FitShapes::names() const {
 }
 
 RecordFeatures::RecordFeatures(const FitShapes& shapes, const model::TierRules& tier, const model::GpuInfo& gpu,
-                               int64_t default_rank, const std::vector<Record>& records, model::ExpertWork expert_work)
+                               int64_t default_rank, const std::vector<Record>& records, model::ExpertWork expert_work,
+                               model::MemoryWork memory_work)
     : shapes_(shapes), default_rank_(default_rank) {
   std::map<std::string, std::vector<Record>> by_model;
   for (const Record& r : records) by_model[shapes.pooled() ? r.model : ""].push_back(r);
@@ -72,7 +73,7 @@ RecordFeatures::RecordFeatures(const FitShapes& shapes, const model::TierRules& 
   for (const Record& r : records) {
     auto& maker = makers_[key(r)];
     if (!maker) maker = std::make_unique<model::FeatureMaker>(shapes.of(r), model::expand_modules(shapes.of(r)), tier, gpu,
-                                                              lora_of(r), expert_work);
+                                                              lora_of(r), expert_work, memory_work);
   }
 }
 
@@ -127,9 +128,13 @@ FitReport fit(const FitShapes& shapes, const std::vector<Record>& records, const
   c.expert_work = !options.expert_work.empty() ? options.expert_work
                   : options.prior                ? options.prior->expert_work
                                                  : "roofline";
+  // So is its memory-bound rate (docs/method.md, "Memory-bound work").
+  c.memory_work = !options.memory_work.empty() ? options.memory_work
+                  : options.prior                ? options.prior->memory_work
+                                                 : "weighted";
   const model::TierRules tier = model::tier_from_label(c.tier);
   const RecordFeatures maker(shapes, tier, model::gpu_info(c.gpu), c.lora_rank, records,
-                             model::expert_work_from(c.expert_work));
+                             model::expert_work_from(c.expert_work), model::memory_work_from(c.memory_work));
   if (!tier.known)
     report.notes.push_back("tier '" + c.tier + "' is not a known label: Hugging Face sdpa mask semantics assumed, every "
                            "term free (the mask-path term included); the data decide");

@@ -40,6 +40,9 @@ struct FitOptions {
   // What the expert rate prices: "per-flop" or "roofline" (model/coefficients.hpp); empty = the prior's, else the
   // roofline (a file written before the roofline is refitted as it was with "per-flop").
   std::string expert_work;
+  // What the memory-bound rate prices: "plain" or "weighted" (model/coefficients.hpp); empty = the prior's, else
+  // weighted.
+  std::string memory_work;
   bool verbose = false;
   std::string records_file = "records";  // for file:line in messages about recorded runs
   std::vector<ExtraStepTerm> extra_step_terms;

@@ -15,7 +15,8 @@ class RecordFeatures {
  public:
   RecordFeatures(const FitShapes& shapes, const model::TierRules& tier, const model::GpuInfo& gpu,
                  int64_t default_rank, const std::vector<Record>& records,
-                 model::ExpertWork expert_work = model::ExpertWork::roofline);
+                 model::ExpertWork expert_work = model::ExpertWork::roofline,
+                 model::MemoryWork memory_work = model::MemoryWork::weighted);
   const model::FeatureMaker& of(const Record& record) const;
   // The record's model and adapters: what its steady step is priced with (the run costs' baseline).
   const model::ModelShape& shape_of(const Record& record) const { return shapes_.of(record); }

@@ -39,6 +39,11 @@ void add_fit_input_options(CLI::App* cmd, io::FitInputOptions& o, bool measureme
                   "docs/method.md \"Experts by tokens per expert\") or per-flop (files written before it); default: "
                   "the prior's, else roofline")
       ->check(CLI::IsMember({"roofline", "per-flop"}));
+  cmd->add_option("--memory-work", o.memory_work,
+                  "What the memory-bound rate prices: weighted (norm passes and LoRA's elementwise bytes counted, "
+                  "docs/method.md \"Memory-bound work\") or plain (files written before it); default: the prior's, "
+                  "else weighted")
+      ->check(CLI::IsMember({"weighted", "plain"}));
 }
 
 model::Transfer transferred_prior(const std::string& prior_path, const std::string& model_arg,

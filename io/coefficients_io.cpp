@@ -226,6 +226,8 @@ model::Coefficients load_coefficients(const std::string& path) {
   if (c.lora_work == "per-flop") convert_lora_rate(c);
   c.expert_work = "per-flop";  // absent: a file written before the experts' roofline, read as it was fitted
   r.read_choice("expert_work", c.expert_work, {"per-flop", "roofline"}, false);
+  c.memory_work = "plain";  // absent: a file written before the weighted count, read as it was fitted
+  r.read_choice("memory_work", c.memory_work, {"plain", "weighted"}, false);
   r.finish();
   diagnostics.throw_if_any();
   return c;
@@ -245,6 +247,7 @@ nlohmann::json coefficients_json(const model::Coefficients& c) {
   j["lora_rank"] = c.lora_rank;
   j["lora_work"] = c.lora_work;
   j["expert_work"] = c.expert_work;
+  j["memory_work"] = c.memory_work;
   j["prior"] = c.prior;
   j["step_rms_rel"] = c.step_rms_rel;
   j["peak_rms_gib"] = c.peak_rms_gib;
@@ -296,6 +299,7 @@ std::string coefficients_yaml(const model::Coefficients& c) {
   out << YAML::Key << "lora_rank" << YAML::Value << c.lora_rank;
   out << YAML::Key << "lora_work" << YAML::Value << c.lora_work;
   out << YAML::Key << "expert_work" << YAML::Value << c.expert_work;
+  out << YAML::Key << "memory_work" << YAML::Value << c.memory_work;
   if (!c.prior.empty()) out << YAML::Key << "prior" << YAML::Value << c.prior;
   if (!c.fitted_records.empty()) out << YAML::Key << "fitted_records" << YAML::Value << c.fitted_records;
   if (c.domain.known) {

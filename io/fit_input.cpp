@@ -139,6 +139,7 @@ FitInput load_fit_input(const FitInputOptions& o, const std::string& tool_versio
   in.options.records_file = measurements_label(o);
   in.options.prior_rel_sigma = o.prior_sigma;
   in.options.expert_work = o.expert_work;
+  in.options.memory_work = o.memory_work;
   std::string prior = o.prior;
   if (prior == "auto") prior = find_prior(in.records);
   if (!prior.empty() && prior != "none") {

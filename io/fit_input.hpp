@@ -30,6 +30,8 @@ struct FitInputOptions {
   double prior_sigma = 0.5;
   // What the expert rate prices (calibrate/fit.hpp FitOptions::expert_work): empty = the prior's, else the roofline.
   std::string expert_work;
+  // What the memory-bound rate prices (calibrate/fit.hpp FitOptions::memory_work): empty = the prior's, else weighted.
+  std::string memory_work;
 };
 
 struct FitInput {

@@ -66,6 +66,9 @@ struct Coefficients {
   // What expert_gemm_s_per_tflop's work is: "roofline" (FLOPs + the streamed weights' and routed tokens' bytes,
   // docs/method.md "Experts by tokens per expert"), or "per-flop" in files written before it, read as they were.
   std::string expert_work = "roofline";
+  // What memory_s_per_gb's work is: "weighted" (an eager norm's passes and LoRA's elementwise bytes counted,
+  // docs/method.md "Memory-bound work"), or "plain" in files written before it, read as they were.
+  std::string memory_work = "weighted";
   std::string prior;           // the coefficient file the fit was regularised toward; empty = none
   std::string fitted_records;  // fingerprints of the records fitted (io/fit_input.hpp); empty = not recorded
   ShapeDomain domain;          // the step fit's shapes

@@ -124,6 +124,12 @@ ExpertWork expert_work_from(const std::string& name) {
   throw InputError("expert work '" + name + "'. Violated constraint: per-flop or roofline");
 }
 
+MemoryWork memory_work_from(const std::string& name) {
+  if (name == "plain") return MemoryWork::plain;
+  if (name == "weighted") return MemoryWork::weighted;
+  throw InputError("memory work '" + name + "'. Violated constraint: plain or weighted");
+}
+
 double expert_stream_ridge_flops_per_byte(const GpuInfo& gpu) {
   return bf16_ridge(gpu) * kExpertGemmComputeShare / kExpertStreamBandwidthShare;
 }
@@ -139,8 +145,8 @@ FeatureMaker::FeatureMaker(const ModelShape& shape, const TierRules& tier, const
     : FeatureMaker(shape, expand_modules(shape), tier, gpu, lora_choice) {}
 
 FeatureMaker::FeatureMaker(const ModelShape& shape, const ModuleTable& modules, const TierRules& tier, const GpuInfo& gpu,
-                           const LoraChoice& lora_choice, ExpertWork expert_work)
-    : tier_(tier), gpu_(gpu), expert_work_(expert_work) {
+                           const LoraChoice& lora_choice, ExpertWork expert_work, MemoryWork memory_work)
+    : tier_(tier), gpu_(gpu), expert_work_(expert_work), memory_work_(memory_work) {
   const int sm = tier.kernel_sm > 0 ? tier.kernel_sm : gpu.sm;
   for (const auto& g : layers_by_type(shape)) {
     LayerType t;
@@ -160,12 +166,17 @@ FeatureMaker::FeatureMaker(const ModelShape& shape, const ModuleTable& modules, 
   lora_flops_per_token_ = work.lora_gemm_flops + lora_gemm_ridge_flops_per_byte(gpu) * lora_gemm_bytes(lora);
   expert_flops_per_token_ = work.expert_gemm_flops;
   router_flops_per_token_ = work.router_flops;
-  // Norms, activations, residual adds and RoPE only. Adding LoRA's fp32 cast/dropout/scale bytes (~16 per adapter
-  // in/out element) was tried and contradicts the H200 tables: Llama-3-8B has 2.3x Gemma-4's adapter elements
-  // per token but 0.8x its memory-bound time per token (docs/method.md, "Per-category model").
+  // Norms, activations, residual adds and RoPE; weighted, also an eager norm's extra passes and LoRA's own
+  // elementwise bytes (kNormPasses, kLoraElementwiseBytes: docs/method.md, "Memory-bound work").
   memory_bytes_per_token_ = work.elementwise_bytes;
-  if (lora_choice.dropout <= 0 && lora.rank > 0)
+  const bool no_dropout = lora_choice.dropout <= 0 && lora.rank > 0;
+  if (memory_work_ == MemoryWork::weighted) {
+    memory_bytes_per_token_ += (kNormPasses - 1.0) * work.norm_bytes;
+    if (lora.rank > 0) memory_bytes_per_token_ += kLoraElementwiseBytes * static_cast<double>(lora.in_out_features);
+    if (no_dropout) memory_bytes_per_token_ -= kLoraDropoutBytesPerInputWeighted * static_cast<double>(lora.in_features);
+  } else if (no_dropout) {
     memory_bytes_per_token_ -= kLoraDropoutBytesPerInput * static_cast<double>(lora.in_features);
+  }
   for (const Module& m : modules)
     if (m.kind == ModuleKind::experts) {
       expert_bytes_ += static_cast<double>(m.weight_params() / m.copies * dtype_bytes(shape.dtype));

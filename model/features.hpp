@@ -317,6 +317,28 @@ ExpertWork expert_work_from(const std::string& name);
 double expert_stream_ridge_flops_per_byte(const GpuInfo& gpu);  // kappa_w
 double expert_route_ridge_flops_per_byte(const GpuInfo& gpu);   // kappa_r
 
+// What x_memory_bound counts (docs/method.md, "Memory-bound work"). `plain`, in files written before it: one
+// read + write of each element of the norms, residual adds, RoPE and activations, at a rate that also carried the
+// adapters' elementwise work of the families it was fitted on. `weighted`: the same count, plus an eager norm's
+// extra passes and LoRA's own elementwise bytes per adapter in/out element, so that the rate is the model's
+// elementwise rate and which modules LoRA wraps is priced. Measured on 24 transformers + peft kernel tables of 9
+// families (measurements/records/h200-*/kernels; LoRA on all linear layers, attention only and MLP only on
+// Llama-3-8B and OLMo-2-7B, measurements/records/h200-lora-targets): least squares in relative error of the
+// non-dispatch memory-bound time on norm elements, other elements, adapter in+out elements and routed elements
+// gives 82.5, 6.65, 19.8 and 26.8 ps a token each (MAPE 4.3 %, max 10.8 %, against 14.5 % and 55 % with one
+// count and the adapters left in the rate). In passes of the other elements: a norm element 12.4 (transformers'
+// RMSNorm upcasts to fp32 and runs pow, mean, rsqrt, two multiplies and a cast, and their backward, as separate
+// kernels), an adapter in+out element 11.9 bytes (peft's fp32 cast, dropout, scale and add). The two target
+// swaps alone give 15.4 ps an adapter input and 20.6 ps an output element on both families.
+enum class MemoryWork : uint8_t { plain, weighted };
+// A coefficient file's `memory_work` ("plain" or "weighted"); anything else is an InputError.
+MemoryWork memory_work_from(const std::string& name);
+constexpr double kNormPasses = 12.4;            // passes a norm element costs, weighted count
+constexpr double kLoraElementwiseBytes = 11.9;  // bytes a pass per adapter (in + out) element, weighted count
+// kLoraDropoutBytesPerInput's 8.5 ps per adapter input element in the weighted count's bytes: 3 passes at its rate
+// of 0.554 ms/GB (6.65 ps per other element, 4 bytes a pass, 3 passes).
+constexpr double kLoraDropoutBytesPerInputWeighted = 5.1;
+
 struct LoraChoice {
   int64_t rank = 16;
   std::vector<std::string> targets;
@@ -331,7 +353,8 @@ class FeatureMaker {
   FeatureMaker(const ModelShape& shape, const TierRules& tier, const GpuInfo& gpu, const LoraChoice& lora);
   // The same from the shape's module table, expanded once by the caller (model/modules.hpp).
   FeatureMaker(const ModelShape& shape, const ModuleTable& modules, const TierRules& tier, const GpuInfo& gpu,
-               const LoraChoice& lora, ExpertWork expert_work = ExpertWork::roofline);
+               const LoraChoice& lora, ExpertWork expert_work = ExpertWork::roofline,
+               MemoryWork memory_work = MemoryWork::plain);
 
   StepFeatures step(const MicroBatch& batch) const;
   // Kernel launches of one step of this tier (0: unknown, the host term is off).
@@ -388,6 +411,7 @@ class FeatureMaker {
   double num_experts_ = 0;
   double log_miss_ = 0;                // log(1 - k/E): a token misses a given expert
   ExpertWork expert_work_ = ExpertWork::roofline;
+  MemoryWork memory_work_ = MemoryWork::plain;
   double expert_stream_kappa_ = 0;           // kappa_w, FLOP-equivalents per streamed weight byte
   double route_tflop_per_token_ = 0;         // kappa_r x routed bytes of one token, all MoE layers and passes, TFLOP
   double gemm_passes_ = 3;

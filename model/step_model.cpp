@@ -30,7 +30,7 @@ StepModel::StepModel(const ModelShape& shape, const Coefficients& coefficients, 
 StepModel::StepModel(const ModelShape& shape, const ModuleTable& modules, const Coefficients& coefficients,
                      const GpuInfo& gpu, const LoraChoice& lora)
     : features_(shape, modules, tier_from_label(coefficients.tier), gpu, lora,
-                expert_work_from(coefficients.expert_work)),
+                expert_work_from(coefficients.expert_work), memory_work_from(coefficients.memory_work)),
       coefficients_(coefficients) {
   for (int i = 0; i < kStepTerms; ++i) c_[i] = coefficients.step[i].selected ? coefficients.step[i].value : 0.0;
   for (int i = 0; i < kMemoryTerms; ++i) m_[i] = coefficients.memory[i].selected ? coefficients.memory[i].value : 0.0;

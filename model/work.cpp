@@ -20,20 +20,28 @@ double rope_elements(const AttentionSpec& a) {
 }
 
 // Elementwise work of one decoder layer per token, in elements passed over (read + write counted by
-// pass_bytes): its hidden-sized norms, q/k norms and MLA's latent norms, two residual adds, RoPE and the
-// activations of the dense MLP, the top-k experts and the shared experts.
-double layer_elements(const ModelShape& shape, int64_t layer) {
+// pass_bytes): its hidden-sized norms, q/k norms and MLA's latent norms (`norms`, also counted apart: an eager
+// norm moves several times the bytes of one pass, docs/method.md "Memory-bound work"), two residual adds, RoPE and
+// the activations of the dense MLP, the top-k experts and the shared experts.
+struct LayerElements {
+  double all = 0;
+  double norms = 0;
+};
+
+LayerElements layer_elements(const ModelShape& shape, int64_t layer) {
   const AttentionSpec& a = shape.layers[static_cast<size_t>(layer)];
   const double h = static_cast<double>(shape.hidden_size);
   double norms = static_cast<double>(shape.family.layer_norms.size());
   if (shape.has_experts(layer)) norms += static_cast<double>(shape.family.expert_layer_norms.size());
-  double e = norms * h + 2.0 * h + rope_elements(a);
-  if (a.qk_norm || shape.family.qk_norm_whole) e += static_cast<double>((a.num_heads + a.num_kv_heads) * a.head_dim);
-  if (a.mla()) e += static_cast<double>(a.q_lora_rank + a.kv_lora_rank);
-  if (shape.has_dense_mlp(layer)) e += activation_elements(shape, shape.intermediate_size);
+  LayerElements e;
+  e.norms = norms * h;
+  if (a.qk_norm || shape.family.qk_norm_whole) e.norms += static_cast<double>((a.num_heads + a.num_kv_heads) * a.head_dim);
+  if (a.mla()) e.norms += static_cast<double>(a.q_lora_rank + a.kv_lora_rank);
+  e.all = e.norms + 2.0 * h + rope_elements(a);
+  if (shape.has_dense_mlp(layer)) e.all += activation_elements(shape, shape.intermediate_size);
   if (shape.has_experts(layer)) {
-    e += static_cast<double>(shape.moe.top_k) * activation_elements(shape, shape.moe.intermediate_size);
-    if (shape.moe.shared_intermediate_size > 0) e += activation_elements(shape, shape.moe.shared_intermediate_size);
+    e.all += static_cast<double>(shape.moe.top_k) * activation_elements(shape, shape.moe.intermediate_size);
+    if (shape.moe.shared_intermediate_size > 0) e.all += activation_elements(shape, shape.moe.shared_intermediate_size);
   }
   return e;
 }
@@ -54,15 +62,19 @@ TokenWork token_work(const ModelShape& shape, const ModuleTable& modules, const 
   w.latent_proj_flops = g.latent_proj;
   w.lora_gemm_flops = lora.rank > 0 ? 2.0 * static_cast<double>(lora.params) : 0.0;
   double elements = static_cast<double>(shape.hidden_size);  // the final norm
+  double norms = elements;
   double routed_activations = 0;
   for (int64_t layer = 0; layer < shape.num_layers(); ++layer) {
-    elements += layer_elements(shape, layer);
+    const LayerElements e = layer_elements(shape, layer);
+    elements += e.all;
+    norms += e.norms;
     if (!shape.has_experts(layer)) continue;
     const double k = static_cast<double>(shape.moe.top_k);
     w.routed_elements += k * static_cast<double>(shape.hidden_size + shape.moe.intermediate_size);
     routed_activations += k * activation_elements(shape, shape.moe.intermediate_size);
   }
   w.elementwise_bytes = pass_bytes(elements, activation_bytes);
+  w.norm_bytes = pass_bytes(norms, activation_bytes);
   w.routed_activation_bytes = pass_bytes(routed_activations, activation_bytes);
   return w;
 }

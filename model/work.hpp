@@ -23,6 +23,7 @@ struct TokenWork {
   double shared_expert_flops = 0;  // shared experts, every token
   double latent_proj_flops = 0;    // MLA: q_a/q_b (or q), kv_a_proj_with_mqa, kv_b_proj
   double elementwise_bytes = 0;    // bytes read and written by norms, activations, residual adds and RoPE
+  double norm_bytes = 0;           // of those, the norms' (RMSNorm/LayerNorm, q/k, MLA latent): one pass each
   // The routed experts (docs/method.md, "Experts by tokens per expert"): top_k (hidden + expert width) elements per
   // MoE layer, what the dispatch moves; and the share of elementwise_bytes that is their gated activations (shared
   // experts excluded), which the experts' roofline prices with them instead.

@@ -39,6 +39,14 @@ mapfile -t tables < <(pick 'kernels/*')
 for f in "$records"/h200-moe-kernels/kernels/*/*.jsonl; do
   [[ -n $leave && $f == */"$leave"__* ]] || tables+=("$f")
 done
+# Llama-3-8B and OLMo-2-7B with LoRA on all linear layers, on attention only and on the MLP only (probes, no runs):
+# what LoRA's own elementwise work costs per wrapped module (docs/method.md, "Memory-bound work").
+for f in "$records"/h200-lora-targets/kernels/*/*.jsonl; do
+  [[ -n $leave && $f == */"$leave"-*__* ]] || tables+=("$f")
+done
+for m in llama-3-8b olmo-2-7b; do
+  lora+=(--lora "$m-all=$all7" --lora "$m-attention=$qkvo" --lora "$m-mlp=gate_proj,up_proj,down_proj")
+done
 mapfile -t runs < <(pick records)
 [[ ${#tables[@]} -gt 0 && ${#runs[@]} -gt 0 ]] || { echo "fit_default.sh: no kernel tables or records left" >&2; exit 2; }
 # The base file supplies the terms no table measures (memory constants, the efficient kernels' rates).

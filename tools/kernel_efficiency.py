@@ -89,6 +89,7 @@ def category_times(k, steps, fp32_dense_s):
 
 
 def table_work(stepcast, coefficients, header, lora):
+    """The table's work by category, priced with `lora` = {model: targets}."""
     # "MODEL RxW rows=A,B TIER", and tools/device/hf_campaign.py's tables add " (torch.profiler)"
     model, shape, rows_field, tier = header["label"].split(" ")[:4]
     width = shape.split("x")[1]
@@ -100,6 +101,15 @@ def table_work(stepcast, coefficients, header, lora):
     out = {key: w.get(key, 0.0) for key in PEAK}
     out["math"] = w["attention_math_s_per_tflop"]
     return out
+
+
+def table_lora(path, header, lora_args):
+    """{model: targets} for one table: a --lora key naming the table's campaign item (the folder ITEM__probes, e.g.
+    llama-3-8b-attention) wins over one naming its model."""
+    pairs = dict(x.split("=", 1) for x in lora_args)
+    model = header["label"].split(" ")[0]
+    item = os.path.basename(os.path.dirname(path)).split("__")[0]
+    return {model: pairs[item]} if item in pairs else {k: v for k, v in pairs.items() if k == model}
 
 
 def attribute_attention(t, w):
@@ -130,6 +140,9 @@ def write_prior(coefficients, rates, path, free=()):
     if "expert_gemm_s_per_tflop" in rates:  # so is the experts' ("Experts by tokens per expert")
         head = re.sub(r"^expert_work: .*\n?", "", head, flags=re.M)
         head = re.sub(r"^(lora_work: .*)$", r"\1\nexpert_work: roofline", head, count=1, flags=re.M)
+    if "memory_s_per_gb" in rates:  # and the memory-bound one per the weighted count ("Memory-bound work")
+        head = re.sub(r"^memory_work: .*\n?", "", head, flags=re.M)
+        head = re.sub(r"^(expert_work: .*)$", r"\1\nmemory_work: weighted", head, count=1, flags=re.M)
     step_lines, tail = rest.split("\nmemory:\n", 1)
     # With the masked kernels' own rates measured, the free mask-path term is only a correction the step
     # records must select (docs/families.md): no prior holds it.
@@ -146,11 +159,12 @@ def write_prior(coefficients, rates, path, free=()):
 
 
 def roofline_copy(coefficients):
-    """A temporary copy of the base file whose work is the experts' roofline (expert_work: roofline): the tables'
-    rates are per that work, whatever the base file was written under."""
+    """A temporary copy of the base file whose work is the experts' roofline (expert_work: roofline) and the
+    weighted memory-bound count (memory_work: weighted): the tables' rates are per that work, whatever the base file
+    was written under."""
     text = open(coefficients).read()
-    text = re.sub(r"^expert_work: .*\n?", "", text, flags=re.M)
-    text = re.sub(r"^(tier: .*)$", r"\1\nexpert_work: roofline", text, count=1, flags=re.M)
+    text = re.sub(r"^(expert|memory)_work: .*\n?", "", text, flags=re.M)
+    text = re.sub(r"^(tier: .*)$", r"\1\nexpert_work: roofline\nmemory_work: weighted", text, count=1, flags=re.M)
     f = tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False)
     f.write(text)
     f.close()
@@ -164,7 +178,8 @@ def main():
     ap.add_argument("--prior-out")
     ap.add_argument("--fp32-dense-ms", type=float, default=1.0)
     ap.add_argument("--lora", action="append", default=[],
-                    help="MODEL=T1,T2,...: the LoRA targets a model's tables trained (default: the family's all-linear)")
+                    help="MODEL=T1,T2,...: the LoRA targets a model's tables trained (default: the family's all-linear); "
+                         "ITEM=T1,... for the tables of one campaign item (folder ITEM__probes)")
     ap.add_argument("--free", action="append", default=[],
                     help="TERM: write it into --prior-out unselected, for the records to decide (e.g. fixed_s, token_kib)")
     ap.add_argument("tables", nargs="+")
@@ -182,7 +197,7 @@ def main():
         steps = header.get("steps", 1)
         k = run_json(a.stepcast, ["kernels", path, "--format", "json"])
         t = category_times(k, steps, a.fp32_dense_ms / 1000.0)
-        w = table_work(a.stepcast, work_file, header, dict(x.split("=", 1) for x in a.lora))
+        w = table_work(a.stepcast, work_file, header, table_lora(path, header, a.lora))
         attribute_attention(t, w)
         if w["expert_gemm_s_per_tflop"] > 0:
             moe.append((t, w))

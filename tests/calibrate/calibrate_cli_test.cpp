@@ -247,3 +247,18 @@ TEST_CASE("calibrate --expert-work: the roofline by default, per-flop on request
   CHECK(bad.exit_code == 2);
   CHECK_THAT(bad.err, Contains("--expert-work"));
 }
+
+TEST_CASE("calibrate --memory-work: weighted by default, plain on request, anything else is exit 2", "[cli][memory]") {
+  const std::string records =
+      std::string(STEPCAST_MEASUREMENTS) + "/records/h200-lora-targets/records/llama-3-8b-attention__probes.jsonl";
+  auto work = [&](const std::string& flag) {
+    const auto r = run_cli("calibrate --measurements " + records + " --prior none --format json " + flag);
+    REQUIRE(r.exit_code == 0);
+    return nlohmann::json::parse(r.out)["coefficients"]["memory_work"].get<std::string>();
+  };
+  CHECK(work("") == "weighted");
+  CHECK(work("--memory-work plain") == "plain");
+  const auto bad = run_cli("calibrate --measurements " + records + " --prior none --memory-work bytes");
+  CHECK(bad.exit_code == 2);
+  CHECK_THAT(bad.err, Contains("--memory-work"));
+}

@@ -10,6 +10,8 @@
 #include "model/modules.hpp"
 #include "model/step_model.hpp"
 #include "model/transfer.hpp"
+#include "model/errors.hpp"
+#include "model/work.hpp"
 
 namespace sm = stepcast::model;
 using Catch::Matchers::StartsWith;
@@ -201,4 +203,61 @@ TEST_CASE("LoRA adapters by a roofline: nearly flat in the rank below the fp32 r
   const auto a100 = sm::gpu_info("NVIDIA A100-SXM4-80GB");
   CHECK(sm::lora_gemm_ridge_flops_per_byte(a100) ==
         Approx(a100.peaks.fp32_tflops * 1e3 / a100.peaks.memory_gbs * 0.80 / 0.53).epsilon(1e-12));
+}
+
+TEST_CASE("the weighted memory-bound count: norms' passes and LoRA's elementwise bytes, by the modules it wraps",
+          "[features][category][memory]") {
+  // docs/method.md, "Memory-bound work": weighted = plain + (kNormPasses - 1) x the norms' bytes + kLoraElementwiseBytes
+  // x the adapters' (in + out) elements, a token, 3 passes.
+  const auto llama = stepcast::io::load_model("llama-3-8b");
+  const auto modules = sm::expand_modules(llama);
+  const auto tier = sm::tier_from_label("hf-peft/sdpa-grouped_mm");
+  const auto h200 = sm::gpu_info("NVIDIA H200");
+  const std::vector<std::string> attention{"q_proj", "k_proj", "v_proj", "o_proj"};
+  const std::vector<std::string> all{"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"};
+  auto memory = [&](const std::vector<std::string>& targets, sm::MemoryWork work, double dropout = 0.05) {
+    return sm::FeatureMaker(llama, modules, tier, h200, sm::LoraChoice{16, targets, dropout}, sm::ExpertWork::roofline, work)
+        .step(batch(2, 4096))
+        .x[sm::kMemoryBound];
+  };
+  const double tokens_passes = 8192.0 * 3 / 1e9;
+  const auto work_all = sm::token_work(llama, modules, sm::plan_lora(modules, all, 16));
+  const auto lora_all = sm::plan_lora(modules, all, 16), lora_attention = sm::plan_lora(modules, attention, 16);
+  // Plain: the model's elementwise bytes only, whatever LoRA wraps (the rate carried the adapters' work).
+  CHECK(memory(all, sm::MemoryWork::plain) == Approx(memory(attention, sm::MemoryWork::plain)));
+  CHECK(memory(all, sm::MemoryWork::plain) == Approx(work_all.elementwise_bytes * tokens_passes));
+  // Weighted: the norms' extra passes and the adapters' bytes on top, per the modules wrapped.
+  const double norms = (sm::kNormPasses - 1) * work_all.norm_bytes;
+  CHECK(work_all.norm_bytes == Approx(2.0 * 2 * (2 * 4096 * 32 + 4096)));  // two RMSNorms a layer and the final one
+  CHECK(memory(all, sm::MemoryWork::weighted) ==
+        Approx((work_all.elementwise_bytes + norms +
+                sm::kLoraElementwiseBytes * static_cast<double>(lora_all.in_out_features)) * tokens_passes));
+  CHECK(memory(all, sm::MemoryWork::weighted) - memory(attention, sm::MemoryWork::weighted) ==
+        Approx(sm::kLoraElementwiseBytes * static_cast<double>(lora_all.in_out_features - lora_attention.in_out_features) *
+               tokens_passes));
+  // No dropout takes its bytes out of either count, in that count's units.
+  CHECK(memory(all, sm::MemoryWork::weighted) - memory(all, sm::MemoryWork::weighted, 0.0) ==
+        Approx(sm::kLoraDropoutBytesPerInputWeighted * static_cast<double>(lora_all.in_features) * tokens_passes));
+  CHECK(memory(all, sm::MemoryWork::plain) - memory(all, sm::MemoryWork::plain, 0.0) ==
+        Approx(sm::kLoraDropoutBytesPerInput * static_cast<double>(lora_all.in_features) * tokens_passes));
+  CHECK_THROWS_AS(sm::memory_work_from("bytes"), stepcast::InputError);
+}
+
+TEST_CASE("a file without memory_work reads as plain, the shipped default is weighted",
+          "[io][category][memory]") {
+  CHECK(stepcast::io::load_coefficients(kShipped).memory_work == "plain");
+  const auto pooled = stepcast::io::load_coefficients(STEPCAST_SCENARIOS "/coefficients/h200-hf-peft-pooled.yaml");
+  CHECK(pooled.memory_work == "weighted");
+  // The default's rate is per weighted byte: a few times the H200's bandwidth cost, not 20 (docs/method.md).
+  const double per_gb = pooled.step[sm::kMemoryBound].value;
+  CHECK(per_gb > 1.0 / 4800);
+  CHECK(per_gb < 4.0 / 4800);
+  // An attention-only LoRA prices less memory-bound time than all-linear under the default (same model, same shape).
+  const auto llama = stepcast::io::load_model("llama-3-8b");
+  auto step = [&](std::vector<std::string> targets) {
+    return sm::StepModel(llama, pooled, sm::gpu_info("NVIDIA H200"), sm::LoraChoice{16, std::move(targets), 0.05})
+        .step_s(batch(2, 4096));
+  };
+  CHECK(step({"q_proj", "k_proj", "v_proj", "o_proj"}) <
+        0.8 * step({"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"}));
 }
