@@ -233,14 +233,16 @@ void parse_qwen_moe(MapReader& r, model::ModelShape& s) {
   check_top_k(r, m, "num_experts_per_tok");
 }
 
-// Mixtral: every layer's MLP is num_local_experts experts as wide as intermediate_size; no dense MLP.
+// Mixtral and OLMoE: every layer's MLP is num_local_experts (OLMoE's config: num_experts) experts as wide as
+// intermediate_size; no dense MLP.
 void parse_mixtral(MapReader& r, model::ModelShape& s) {
   parse_llama_family(r, s);
   model::MoeSpec& m = s.moe;
-  r.read("num_local_experts", m.num_experts, true, 1);
+  r.read(has_value(r, "num_experts") ? "num_experts" : "num_local_experts", m.num_experts, true, 1);
   r.read("num_experts_per_tok", m.top_k, true, 1);
   m.intermediate_size = s.intermediate_size;
-  m.norm_topk_prob = true;  // MixtralSparseMoeBlock renormalises the top-k weights
+  m.norm_topk_prob = true;  // MixtralSparseMoeBlock renormalises the top-k weights; OLMoE's config says false
+  if (has_value(r, "norm_topk_prob")) r.read("norm_topk_prob", m.norm_topk_prob, false);
   s.intermediate_size = 0;
   check_top_k(r, m, "num_experts_per_tok");
 }

@@ -112,6 +112,14 @@ Family olmo2() {
   return f;
 }
 
+// OLMoE (transformers' OlmoeForCausalLM): Llama's pre-norm block, q/k norms over the whole projections as OLMo-2's,
+// and on every layer Mixtral's routed experts (num_experts of them, as wide as intermediate_size), no shared expert.
+Family olmoe() {
+  Family f = llama_like("olmoe", ConfigSchema::mixtral);
+  f.qk_norm_whole = true;
+  return f;
+}
+
 Family gpt_neox() {
   Family f = llama_like("gpt_neox", ConfigSchema::gpt_neox);
   f.block = BlockLayout::parallel_residual;
@@ -141,7 +149,7 @@ std::vector<Family> built_in() {
   table[4].qk_norm = true;                // Qwen3: q_norm, k_norm
   for (Family f : {qwen_moe("qwen2_moe"), qwen_moe("qwen3_moe"), mixtral(), llama4_text(), deepseek("deepseek_v2"),
                    deepseek("deepseek_v3"), gemma("gemma", 1), gemma("gemma2", 2), gemma("gemma3_text", 3), phi3(),
-                   olmo2(), gpt_neox()})
+                   olmo2(), olmoe(), gpt_neox()})
     table.push_back(f);
   return table;
 }

@@ -17,7 +17,8 @@ enum class ConfigSchema {
   gemma4,    // Gemma-4 text: sliding/global layer_types, global_head_dim, attention_k_eq_v, MoE block
   qwen_moe,  // llama keys + num_experts, num_experts_per_tok, moe_intermediate_size, decoder_sparse_step,
              // mlp_only_layers, norm_topk_prob, shared_expert_intermediate_size (Qwen2-MoE, Qwen3-MoE)
-  mixtral,   // llama keys + num_local_experts, num_experts_per_tok (experts as wide as intermediate_size)
+  mixtral,   // llama keys + num_local_experts (OLMoE: num_experts), num_experts_per_tok (experts as wide as
+             // intermediate_size), optional norm_topk_prob
   llama4,    // llama keys + num_local_experts, interleave_moe_layer_step / moe_layers, intermediate_size_mlp,
              // attention_chunk_size, no_rope_layers (Llama-4 text)
   deepseek,  // MLA (q_lora_rank, kv_lora_rank, qk_nope/rope_head_dim, v_head_dim), n_routed_experts,

@@ -169,9 +169,9 @@ TEST_CASE("a tiny Llama trains a step and the loss is near ln(vocab)", "[harness
   CHECK(b.kept_tokens == 30);
 }
 
-TEST_CASE("tiny Qwen3-MoE and Mixtral: describe's count, and a step that trains through the routed experts",
+TEST_CASE("tiny Qwen3-MoE, Mixtral and OLMoE: describe's count, and a step that trains through the routed experts",
           "[harness][moe][family]") {
-  for (const std::string name : {"tiny-qwen3-moe", "tiny-mixtral"}) {
+  for (const std::string name : {"tiny-qwen3-moe", "tiny-mixtral", "tiny-olmoe"}) {
     CAPTURE(name);
     const auto shape = tiny(name);
     h::Model m(shape, cpu_fp32());
