@@ -233,32 +233,26 @@ TEST_CASE("validate --coverage holds each record against the interval of the pre
   CHECK(run_cli("validate --coverage").exit_code == 2);
 }
 
-TEST_CASE("calibrate --expert-work: the roofline by default, per-flop on request, anything else is exit 2", "[cli][experts]") {
-  const std::string records =
-      std::string(STEPCAST_MEASUREMENTS) + "/records/h200-moe-kernels/records/qwen3-30b-a3b__probes.jsonl";
-  auto work = [&](const std::string& flag) {
-    const auto r = run_cli("calibrate --measurements " + records + " --prior none --format json " + flag);
-    REQUIRE(r.exit_code == 0);
-    return nlohmann::json::parse(r.out)["coefficients"]["expert_work"].get<std::string>();
+TEST_CASE("calibrate --expert-work and --memory-work: the new work by default, the old on request, anything else is exit 2",
+          "[cli][experts][memory]") {
+  struct Case {
+    std::string flag, key, records, by_default, old;
   };
-  CHECK(work("") == "roofline");
-  CHECK(work("--expert-work per-flop") == "per-flop");
-  const auto bad = run_cli("calibrate --measurements " + records + " --prior none --expert-work flops");
-  CHECK(bad.exit_code == 2);
-  CHECK_THAT(bad.err, Contains("--expert-work"));
-}
-
-TEST_CASE("calibrate --memory-work: weighted by default, plain on request, anything else is exit 2", "[cli][memory]") {
-  const std::string records =
-      std::string(STEPCAST_MEASUREMENTS) + "/records/h200-lora-targets/records/llama-3-8b-attention__probes.jsonl";
-  auto work = [&](const std::string& flag) {
-    const auto r = run_cli("calibrate --measurements " + records + " --prior none --format json " + flag);
-    REQUIRE(r.exit_code == 0);
-    return nlohmann::json::parse(r.out)["coefficients"]["memory_work"].get<std::string>();
-  };
-  CHECK(work("") == "weighted");
-  CHECK(work("--memory-work plain") == "plain");
-  const auto bad = run_cli("calibrate --measurements " + records + " --prior none --memory-work bytes");
-  CHECK(bad.exit_code == 2);
-  CHECK_THAT(bad.err, Contains("--memory-work"));
+  const std::string dir = std::string(STEPCAST_MEASUREMENTS) + "/records/";
+  for (const Case& c : {Case{"--expert-work", "expert_work", dir + "h200-moe-kernels/records/qwen3-30b-a3b__probes.jsonl",
+                             "roofline", "per-flop"},
+                        Case{"--memory-work", "memory_work",
+                             dir + "h200-lora-targets/records/llama-3-8b-attention__probes.jsonl", "weighted", "plain"}}) {
+    CAPTURE(c.flag);
+    auto work = [&](const std::string& flag) {
+      const auto r = run_cli("calibrate --measurements " + c.records + " --prior none --format json " + flag);
+      REQUIRE(r.exit_code == 0);
+      return nlohmann::json::parse(r.out)["coefficients"][c.key].get<std::string>();
+    };
+    CHECK(work("") == c.by_default);
+    CHECK(work(c.flag + " " + c.old) == c.old);
+    const auto bad = run_cli("calibrate --measurements " + c.records + " --prior none " + c.flag + " flops");
+    CHECK(bad.exit_code == 2);
+    CHECK_THAT(bad.err, Contains(c.flag));
+  }
 }
