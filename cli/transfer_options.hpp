@@ -19,7 +19,7 @@ struct TransferOptions {
   std::string tier;   // empty: the coefficients'
   std::string stack;  // empty: the default predictor's transformers-peft, or a fitted file's own host side
   bool transfer = false;
-  std::string dtype;  // the weights' dtype as loaded for training; empty: the config's (or the records', the scenario's)
+  std::string dtype{};  // the weights' dtype as loaded for training; empty: the config's (or the records', the scenario's)
 };
 
 void add_transfer_options(CLI::App* cmd, TransferOptions& o);

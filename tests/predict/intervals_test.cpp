@@ -22,11 +22,6 @@ std::vector<calibrate::Record> read_all(const std::vector<std::string>& files) {
   return out;
 }
 
-const predict::CoverageGroup* group(const predict::CoverageReport& c, const std::string& kind, bool padded) {
-  for (const auto& g : c.groups)
-    if (g.kind == kind && g.padded == padded) return &g;
-  return nullptr;
-}
 }  // namespace
 
 TEST_CASE("the model-transfer interval is the conformal 90 % of the pooled default on each family left out of it",
