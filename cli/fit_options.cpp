@@ -49,7 +49,7 @@ void add_fit_input_options(CLI::App* cmd, io::FitInputOptions& o, bool measureme
 model::Transfer transferred_prior(const std::string& prior_path, const std::string& model_arg,
                                   const std::vector<calibrate::Record>& records) {
   const calibrate::Record& first = records.front();  // check_uniform: every record shares model, GPU and tier
-  predict::PredictorAsk ask = predictor_ask(prior_path, model_arg, {first.gpu, first.tier, "", true, ""});
+  predict::PredictorAsk ask = predictor_ask(prior_path, model_arg, {first.gpu, first.tier, "", true});
   ask.coefficients_where = "--prior";
   return predict::choose_predictor(ask).transfer;
 }

@@ -195,7 +195,7 @@ FeatureMaker::FeatureMaker(const ModelShape& shape, const ModuleTable& modules, 
     const double routed_bytes = work.routed_elements * static_cast<double>(dtype_bytes(shape.dtype));
     route_tflop_per_token_ = expert_route_ridge_flops_per_byte(gpu) * routed_bytes * stream_passes_ / kTera;
     // The routed rows' activations are part of that routed work (the constants were fitted so), not of the
-    // memory-bound count, whose rate the dense families' LoRA elementwise work sets.
+    // memory-bound count, whose rate the dense families' tables set.
     memory_bytes_per_token_ -= work.routed_activation_bytes;
   }
   mask_passes_ = 1.0 + recompute;

@@ -27,8 +27,9 @@ const std::array<IntervalSpec, kIntervalKinds> kIntervalTable{{
     // unpadded and 10 padded micro-batches. The unpadded figure is Qwen1.5-MoE's 1 x 2048 probe (+49 %): a
     // host-bound step whose host costs 16.5 us a launch where the stack's rate is 25.5 (docs/families.md, "Whole
     // runs"). Refitted under the experts' roofline (docs/method.md, "Experts by tokens per expert"; before it
-    // 0.6636 / 0.0904) and the weighted memory-bound count ("Memory-bound work"; before it 0.4869 / 0.1025). `stepcast validate --coverage --coefficients <held-out file> --stack transformers-peft
-    // --dtype bfloat16 --measurements <probes>` prints each point.
+    // 0.6636 / 0.0904) and the weighted memory-bound count ("Memory-bound work"; before it 0.4869 / 0.1025).
+    // `stepcast validate --coverage --coefficients <held-out file> --stack transformers-peft --dtype bfloat16
+    // --measurements <probes>` prints each point.
     {"transferred-model", {0.4964, 0.0673}, 15, 10,
      "measurements/records/h200-families-runs{,-deepseek}/records/*__probes.jsonl with "
      "scenarios/coefficients/held-out/h200-hf-peft-pooled-without-*.yaml"},

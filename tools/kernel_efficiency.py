@@ -103,13 +103,13 @@ def table_work(stepcast, coefficients, header, lora):
     return out
 
 
-def table_lora(path, header, lora_args):
-    """{model: targets} for one table: a --lora key naming the table's campaign item (the folder ITEM__probes, e.g.
-    llama-3-8b-attention) wins over one naming its model."""
-    pairs = dict(x.split("=", 1) for x in lora_args)
+def table_lora(path, header, targets):
+    """{model: targets} for one table from --lora's {name: targets}: a key naming the table's campaign item (the
+    folder ITEM__probes, e.g. llama-3-8b-attention) wins over one naming its model."""
     model = header["label"].split(" ")[0]
     item = os.path.basename(os.path.dirname(path)).split("__")[0]
-    return {model: pairs[item]} if item in pairs else {k: v for k, v in pairs.items() if k == model}
+    key = item if item in targets else model
+    return {model: targets[key]} if key in targets else {}
 
 
 def attribute_attention(t, w):
@@ -185,6 +185,7 @@ def main():
     ap.add_argument("tables", nargs="+")
     a = ap.parse_args()
     work_file = roofline_copy(a.coefficients)
+    lora_targets = dict(x.split("=", 1) for x in a.lora)
     sums = {key: [0.0, 0.0] for key in PEAK}
     moe = []  # (time, work) of the tables with grouped GEMMs, attributed after the dense tables' memory rate
     device = None
@@ -197,7 +198,7 @@ def main():
         steps = header.get("steps", 1)
         k = run_json(a.stepcast, ["kernels", path, "--format", "json"])
         t = category_times(k, steps, a.fp32_dense_ms / 1000.0)
-        w = table_work(a.stepcast, work_file, header, table_lora(path, header, a.lora))
+        w = table_work(a.stepcast, work_file, header, table_lora(path, header, lora_targets))
         attribute_attention(t, w)
         if w["expert_gemm_s_per_tflop"] > 0:
             moe.append((t, w))
