@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "model/coefficients.hpp"
 #include "model/counts.hpp"
@@ -64,6 +65,13 @@ StepTerm attention_term(const LayerPlan& plan) {
   const bool masked = plan.explicit_mask && !plan.varlen;
   if (plan.backend == Backend::efficient) return masked ? kAttentionEfficientMasked : kAttentionEfficient;
   return masked ? kAttentionMasked : kAttention;
+}
+
+double unaligned_bias_factor(const LayerPlan& plan, int64_t width, double forward_passes, double passes) {
+  const bool bias = plan.explicit_mask && !plan.varlen && plan.backend == Backend::cudnn;
+  if (!bias || width % kCudnnBiasAlignedWidth == 0 || passes <= 0) return 1.0;
+  return (kCudnnUnalignedBiasForward * forward_passes + kCudnnUnalignedBiasBackward * (passes - forward_passes)) /
+         passes;
 }
 
 double mask_bytes(const LayerPlan& plan, int64_t layers, double rows, int64_t width) {
@@ -187,6 +195,7 @@ FeatureMaker::FeatureMaker(const ModelShape& shape, const ModuleTable& modules, 
   const double recompute = tier.recompute ? 1.0 : 0.0;
   gemm_passes_ = 3.0 + recompute;
   attention_passes_ = 3.5 + recompute;
+  attention_forward_passes_ = 1.0 + recompute;
   stream_passes_ = 2.0 + recompute;
   // The roofline's constants are grouped GEMMs' (at::_grouped_mm); a loop of per-expert GEMMs keeps the FLOP count.
   if (tier.experts != ExpertImpl::grouped) expert_work_ = ExpertWork::per_flop;
@@ -246,7 +255,8 @@ StepFeatures FeatureMaker::step(const MicroBatch& batch) const {
     // 2 heads (qk_dim + v_dim) per (query, key) pair: MLA's q/k heads (nope + rope) are wider than its v heads.
     const double per_pair = AttentionWork{std::string(), t.count, t.spec}.flops_per_pair() *
                             static_cast<double>(t.count) * attention_passes_ / kTera;
-    const double work = per_pair * batch_pairs(t.spec, batch, plan);
+    const double work = per_pair * batch_pairs(t.spec, batch, plan) *
+                        unaligned_bias_factor(plan, batch.width, attention_forward_passes_, attention_passes_);
     f.x[attention_term(plan)] += work;
     if (plan.explicit_mask && !plain.explicit_mask)
       f.x[kMaskPath] += work - per_pair * rows * tiled_pairs(t.spec, batch.width, plain.work);
@@ -311,6 +321,12 @@ std::string mask_words(const FeatureMaker::LayerType& t, const MicroBatch& batch
   return "explicit mask (the tier's mask-explicit)";
 }
 
+std::string fixed2(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", v);
+  return buf;
+}
+
 std::string kv_words(const AttentionSpec& spec, const LayerPlan& plan) {
   if (spec.num_kv_heads <= 0 || spec.num_kv_heads == spec.num_heads) return "MHA";
   return plan.expand_kv ? "repeat_kv" : "enable_gqa";
@@ -346,6 +362,10 @@ std::vector<LayerPath> attention_paths(const FeatureMaker& f, const MicroBatch& 
     p.spec = t.spec;
     p.plan = t.at(path, batch.width);
     p.mask = mask_words(t, batch, p.plan);
+    if (unaligned_bias_factor(p.plan, batch.width, 1.0, 2.0) != 1.0)
+      p.mask += "; width " + std::to_string(batch.width) + " not a multiple of " +
+                std::to_string(kCudnnBiasAlignedWidth) + ": cuDNN's bias path, forward x" +
+                fixed2(kCudnnUnalignedBiasForward) + ", backward x" + fixed2(kCudnnUnalignedBiasBackward);
     p.kv = kv_words(t.spec, p.plan);
     p.why = why_words(f, t.spec, p.plan, sm);
     p.work = work_words(p.plan);

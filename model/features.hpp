@@ -416,6 +416,7 @@ class FeatureMaker {
   double route_tflop_per_token_ = 0;         // kappa_r x routed bytes of one token, all MoE layers and passes, TFLOP
   double gemm_passes_ = 3;
   double attention_passes_ = 3.5;
+  double attention_forward_passes_ = 1;  // of which forwards: 1, +1 recomputing
   double stream_passes_ = 2;
   double mask_passes_ = 1;  // forwards that build and convert the masks: 1, +1 recomputing
   double weights_gib_ = 0;
@@ -440,6 +441,18 @@ int64_t round_to_tile(int64_t width);
 // The step term a layer's attention work goes to under `plan`: math, or the flash/cuDNN or the memory-efficient
 // family, masked or not (docs/families.md, "The explicit-mask path").
 StepTerm attention_term(const LayerPlan& plan);
+// cuDNN's flash SDPA fed an additive bias (an explicit mask) at a width that is not a multiple of 64 runs the
+// same kernels slower per QK^T + PV FLOP: the forward 1.82x, the backward 1.28x (the H200's kernel tables at
+// 2 x 3945 against 2 x 4096, both padded, scaled by W^2: Qwen3-8B 1.78 / 1.26, OLMoE-1B-7B 1.86 / 1.29;
+// measurements/records/h200-width-alignment). Timed steps: widths 3840, 3968, 4032 and 2048 pay nothing, 3841,
+// 3945 and 2047 pay; unpadded (is_causal, no bias) widths pay nothing. docs/families.md, "Widths that are not a
+// multiple of 64".
+constexpr int64_t kCudnnBiasAlignedWidth = 64;
+constexpr double kCudnnUnalignedBiasForward = 1.82;
+constexpr double kCudnnUnalignedBiasBackward = 1.28;
+// The factor on a layer's attention work under `plan` at `width` (1 but for cuDNN with a bias at an unaligned
+// width), for `forward_passes` of its `passes` (the rest are the backward's).
+double unaligned_bias_factor(const LayerPlan& plan, int64_t width, double forward_passes, double passes);
 // Bytes one forward moves materialising the explicit mask of `layers` layers of one type under `plan` for
 // `rows` rows of `width`: the stack's bool mask, SDPA's additive bias per layer call, the CUTLASS pad (0
 // without an explicit mask, and for varlen).

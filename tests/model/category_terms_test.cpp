@@ -261,3 +261,34 @@ TEST_CASE("a file without memory_work reads as plain, the shipped default is wei
   CHECK(step({"q_proj", "k_proj", "v_proj", "o_proj"}) <
         0.8 * step({"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"}));
 }
+
+TEST_CASE("cuDNN's bias path: a padded width that is not a multiple of 64 costs more per pair, is_causal does not",
+          "[features][attention]") {
+  // measurements/records/h200-width-alignment: the forward 1.82x, the backward 1.28x per QK^T + PV FLOP.
+  const auto shape = stepcast::io::load_model("llama-3-8b");
+  const auto masked_per_pair = [&](const std::string& tier, std::vector<int64_t> rows, int64_t width) {
+    const sm::FeatureMaker f(shape, sm::expand_modules(shape), sm::tier_from_label(tier), sm::gpu_info("NVIDIA H200"),
+                             sm::LoraChoice{}, sm::ExpertWork::roofline);
+    sm::MicroBatch b;
+    b.rows = std::move(rows);
+    b.width = width;
+    const double tiled = static_cast<double>(sm::round_to_tile(width));  // the kernel's tiles, not the width
+    return f.step(b).x[sm::kAttentionMasked] / (tiled * tiled);
+  };
+  // Without checkpointing 1 forward + 2.5 backward passes; with it one more forward.
+  const double plain = (1.82 * 1 + 1.28 * 2.5) / 3.5, ckpt = (1.82 * 2 + 1.28 * 2.5) / 4.5;
+  CHECK(masked_per_pair("sdpa-auto/grouped", {3945, 2367}, 3945) /
+            masked_per_pair("sdpa-auto/grouped", {3968, 2381}, 3968) ==
+        Approx(plain).epsilon(1e-9));
+  CHECK(masked_per_pair("sdpa-auto/grouped/ckpt", {3945, 2367}, 3945) /
+            masked_per_pair("sdpa-auto/grouped/ckpt", {4032, 2419}, 4032) ==
+        Approx(ckpt).epsilon(1e-9));
+  // Unpadded rows reach SDPA with is_causal and no bias: no masked work at any width.
+  CHECK(masked_per_pair("sdpa-auto/grouped", {3945, 3945}, 3945) == 0.0);
+  // The memory-efficient kernel (forced) is not cuDNN: its masked work is priced per pair at every width.
+  const sm::LayerPlan efficient{sm::Backend::efficient, true};
+  CHECK(sm::unaligned_bias_factor(efficient, 3945, 2, 4.5) == 1.0);
+  const sm::LayerPlan cudnn{sm::Backend::cudnn, true};
+  CHECK(sm::unaligned_bias_factor(cudnn, 3945, 2, 4.5) == Approx(ckpt));
+  CHECK(sm::unaligned_bias_factor(cudnn, 3904, 2, 4.5) == 1.0);  // 61 x 64
+}
