@@ -67,9 +67,13 @@ StepTerm attention_term(const LayerPlan& plan) {
   return masked ? kAttentionMasked : kAttention;
 }
 
-double unaligned_bias_factor(const LayerPlan& plan, int64_t width, double forward_passes, double passes) {
+bool pays_unaligned_bias(const LayerPlan& plan, int64_t width) {
   const bool bias = plan.explicit_mask && !plan.varlen && plan.backend == Backend::cudnn;
-  if (!bias || width % kCudnnBiasAlignedWidth == 0 || passes <= 0) return 1.0;
+  return bias && width % kCudnnBiasAlignedWidth != 0;
+}
+
+double unaligned_bias_factor(const LayerPlan& plan, int64_t width, double forward_passes, double passes) {
+  if (!pays_unaligned_bias(plan, width) || passes <= 0) return 1.0;
   return (kCudnnUnalignedBiasForward * forward_passes + kCudnnUnalignedBiasBackward * (passes - forward_passes)) /
          passes;
 }
@@ -321,6 +325,7 @@ std::string mask_words(const FeatureMaker::LayerType& t, const MicroBatch& batch
   return "explicit mask (the tier's mask-explicit)";
 }
 
+// Two decimals (model/ sits below report/, whose report::fixed it cannot call).
 std::string fixed2(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.2f", v);
@@ -362,7 +367,7 @@ std::vector<LayerPath> attention_paths(const FeatureMaker& f, const MicroBatch& 
     p.spec = t.spec;
     p.plan = t.at(path, batch.width);
     p.mask = mask_words(t, batch, p.plan);
-    if (unaligned_bias_factor(p.plan, batch.width, 1.0, 2.0) != 1.0)
+    if (pays_unaligned_bias(p.plan, batch.width))
       p.mask += "; width " + std::to_string(batch.width) + " not a multiple of " +
                 std::to_string(kCudnnBiasAlignedWidth) + ": cuDNN's bias path, forward x" +
                 fixed2(kCudnnUnalignedBiasForward) + ", backward x" + fixed2(kCudnnUnalignedBiasBackward);

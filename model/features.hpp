@@ -450,6 +450,8 @@ StepTerm attention_term(const LayerPlan& plan);
 constexpr int64_t kCudnnBiasAlignedWidth = 64;
 constexpr double kCudnnUnalignedBiasForward = 1.82;
 constexpr double kCudnnUnalignedBiasBackward = 1.28;
+// Whether a layer under `plan` at `width` takes that path: cuDNN fed an explicit (non-varlen) mask, width % 64 != 0.
+bool pays_unaligned_bias(const LayerPlan& plan, int64_t width);
 // The factor on a layer's attention work under `plan` at `width` (1 but for cuDNN with a bias at an unaligned
 // width), for `forward_passes` of its `passes` (the rest are the backward's).
 double unaligned_bias_factor(const LayerPlan& plan, int64_t width, double forward_passes, double passes);
