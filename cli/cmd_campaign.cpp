@@ -14,6 +14,7 @@
 #include "io/atomic_file.hpp"
 #include "io/campaign_io.hpp"
 #include "model/errors.hpp"
+#include "model/gpus.hpp"
 #include "predict/predictor.hpp"
 #include "report/csv.hpp"
 #include "report/format.hpp"
@@ -57,12 +58,15 @@ nlohmann::json plan_items_json(const io::Campaign& c) {
 // when it names none (docs/campaigns.md), shown relative to the campaign's root when it lies there.
 std::string predictor_text(const io::Campaign& c) {
   if (!c.coefficients.empty()) return c.coefficients;
-  const std::string path = predict::default_coefficients_path(c.gpu);
-  if (path.empty()) return "(none: the GPU declares no default predictor)";
+  const std::string from = predict::default_predictor_gpu(c.gpu);
+  const std::string path = predict::default_coefficients_path(from);
+  const std::string carried = from == model::gpu_info(c.gpu).name ? "" : ", " + from + "'s, carried by the transfer";
+  if (!carried.empty() && !c.transfer)
+    return "(none: the GPU declares no default predictor, and " + from + "'s needs transfer: true)";
   const std::filesystem::path relative = std::filesystem::absolute(path).lexically_normal().lexically_relative(
       std::filesystem::absolute(c.root).lexically_normal());
   const bool inside = !relative.empty() && *relative.begin() != "..";
-  return "the default per-category predictor (" + (inside ? relative.string() : path) + ")";
+  return "the default per-category predictor (" + (inside ? relative.string() : path) + carried + ")";
 }
 
 void run_check(const CampaignOptions& o) {

@@ -288,6 +288,10 @@ std::string default_coefficients_path(const std::string& gpu) {
   return (scenarios_dir() / spec->default_coefficients).lexically_normal().string();
 }
 
+std::string default_predictor_gpu(const std::string& gpu) {
+  return default_coefficients_path(gpu).empty() ? first_gpu_with_default().name : model::gpu_info(gpu).name;
+}
+
 Predictor choose_predictor(const PredictorAsk& ask) {
   if (ask.coefficients.empty()) return default_predictor(ask, {}, std::nullopt);
   Question q;

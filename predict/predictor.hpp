@@ -85,4 +85,8 @@ Predictor choose_predictor(const PredictorAsk& ask);
 // overrides), or empty when it declares none.
 std::string default_coefficients_path(const std::string& gpu);
 
+// The GPU whose default predictor answers for `gpu`: itself when it declares one, else the first GPU of the table
+// that does (carried there only with a transfer, as choose_predictor does).
+std::string default_predictor_gpu(const std::string& gpu);
+
 }  // namespace stepcast::predict

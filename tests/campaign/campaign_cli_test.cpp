@@ -46,6 +46,10 @@ TEST_CASE("campaign check names the default predictor when the campaign names no
   CHECK_THAT(r.out, Contains("predictor the default per-category predictor ("));
   CHECK_THAT(r.out, Contains(") on NVIDIA H200"));
   CHECK_THAT(r.out, !Contains("predictor  on"));
+  // A GPU with no default of its own: the H200's, carried by the campaign's transfer, as `campaign predict` does.
+  const auto h100 = run_cli("campaign check " + std::string(STEPCAST_MEASUREMENTS) + "/campaigns/h100-transfer.yaml");
+  REQUIRE(h100.exit_code == 0);
+  CHECK_THAT(h100.out, Contains("h200-hf-peft-pooled.yaml, NVIDIA H200's, carried by the transfer) on NVIDIA H100"));
 }
 
 TEST_CASE("campaign predict: a registered prediction is refused, --out writes both elsewhere", "[campaign][cli]") {
