@@ -170,6 +170,11 @@ model::ArchSpec read_arch_entry(MapReader& entry) {
   for (int c = 0; c < model::kKernelCategories; ++c)
     read_kernel(kernels, static_cast<model::KernelCategory>(c), a.kernels[c]);
   kernels.finish();
+  if (entry.has("fp32_lanes_per_sm")) {
+    int64_t lanes = 0;
+    entry.read("fp32_lanes_per_sm", lanes, false, 1, 1024);
+    a.fp32_lanes_per_sm = static_cast<int>(lanes);
+  }
   if (entry.has("sources")) entry.node("sources");  // free text: why each family runs there
   entry.finish();
   return a;
@@ -254,7 +259,7 @@ std::string arch_table_initialiser(const std::vector<model::ArchSpec>& archs) {
     out << "    {" << quoted(a.name) << ", " << quoted(a.vendor) << ", " << quoted(a.native_path) << ", {";
     for (int c = 0; c < model::kKernelCategories; ++c)
       out << (c ? ", " : "") << "{" << quoted(a.kernels[c].family) << ", " << quoted(a.kernels[c].path) << "}";
-    out << "}},\n";
+    out << "}, " << a.fp32_lanes_per_sm << "},\n";
   }
   return out.str();
 }

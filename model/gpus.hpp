@@ -75,6 +75,10 @@ struct ArchSpec {
   std::string vendor;
   std::string native_path;  // the path the datasheet's peak is quoted for
   KernelChoice kernels[kKernelCategories];
+  // FP32 lanes of one SM (CUDA cores; the architecture whitepapers): a card's peak FP32 over 2 x this is its SMs x
+  // clock, the rate at which it issues the non-DRAM part of memory-bound kernels (docs/gpus.md, "Memory-bound
+  // kernels are not all DRAM"); 0 = not declared.
+  int fp32_lanes_per_sm = 0;
   const KernelChoice& kernel(KernelCategory c) const { return kernels[static_cast<int>(c)]; }
 };
 

@@ -127,12 +127,50 @@ std::string side_text(const GpuInfo& g, const Achieved& a) {
   return t + " [" + level_text(a) + "]";
 }
 
+// Whether a bandwidth term's work is the bytes its kernels really move (docs/gpus.md, "Memory-bound kernels are not
+// all DRAM"): mask and expert-stream bytes are; memory_s_per_gb's are with the weighted count (an eager norm's
+// passes and LoRA's elementwise bytes counted, docs/method.md "Memory-bound work"), not with the plain count, whose
+// rate is ~22x the bandwidth's cost because its bytes miss most of the traffic.
+bool bytes_are_real(int term, const Coefficients& c) {
+  return term == kMaskBytes || term == kExpertStream || (term == kMemoryBound && c.memory_work == "weighted");
+}
+
+// A card's SMs x clock (GHz): its peak FP32 over 2 x its arch's FP32 lanes a SM (scenarios/gpus.yaml, archs); 0
+// when the arch does not declare its lanes or the card its FP32 peak.
+double sm_ghz(const GpuInfo& gpu) {
+  const ArchSpec* arch = find_arch(known_archs(), gpu.arch);
+  if (arch == nullptr || arch->fp32_lanes_per_sm <= 0 || !(gpu.peaks.fp32_tflops > 0)) return 0;
+  return gpu.peaks.fp32_tflops * 1e3 / (2.0 * arch->fp32_lanes_per_sm);
+}
+
+// A memory-bound term's factor when its work is real bytes: its calibrated cost per GB splits into the DRAM's
+// (1 / the source's achieved copy rate) and the rest, spent on the SMs (instruction issue, index and fp32 math,
+// tails), which carries by SMs x clock. Measured: the H200 -> H100 kernel tables' memory-bound time grew
+// 1.17-1.19x where copies grow 1.43x (measurements/records/h100-transfer; docs/gpus.md).
+struct MemorySplit {
+  double factor = 1;
+  double dram_share = 1;  // of the source's cost per GB
+};
+
+MemorySplit split_memory_cost(double s_per_gb, const Achieved& src, const Achieved& dst, double sm_from,
+                              double sm_to) {
+  MemorySplit m;
+  const double dram = 1.0 / src.rate;  // s per GB at the achieved copy rate
+  m.dram_share = s_per_gb > dram ? dram / s_per_gb : 1.0;
+  m.factor = m.dram_share * src.rate / dst.rate + (1 - m.dram_share) * sm_from / sm_to;
+  return m;
+}
+
+std::string percent(double share) { return number(100 * share) + " %"; }
+
 // Scales every selected term that runs against a GPU rate by what the two GPUs' kernels of its category achieve
-// (model/gpu_efficiency.hpp); LoRA's fp32 term by the FP32 peaks. Returns one evidence line per category used.
+// (model/gpu_efficiency.hpp); memory-bound terms of real bytes by their DRAM share only (split_memory_cost); LoRA's
+// fp32 term by the FP32 peaks. Returns one evidence line per category used (per term for memory).
 std::vector<std::string> carry_to_gpu_by_public_data(Coefficients& c, const GpuInfo& from, const GpuInfo& to,
                                                      const TransferSizes& sizes) {
   require_peaks(c, from, to);
   const EfficiencyModel& m = shipped_efficiency();
+  const double sm_from = sm_ghz(from), sm_to = sm_ghz(to);
   std::vector<std::string> evidence;
   std::array<bool, kKernelCategories> told{};
   for (int i = 0; i < kStepTerms; ++i) {
@@ -144,10 +182,19 @@ std::vector<std::string> carry_to_gpu_by_public_data(Coefficients& c, const GpuI
       const double x = category_size(cat, sizes);
       const Achieved src = m.achieved(from, cat, x), dst = m.achieved(to, cat, x);
       factor = src.rate / dst.rate;
-      if (!told[static_cast<int>(cat)]) {
+      const std::string sides = ": " + side_text(from, src) + " -> " + side_text(to, dst);
+      if (cat == KernelCategory::memory && bytes_are_real(i, c) && sm_from > 0 && sm_to > 0 && c.step[i].value > 0) {
+        const MemorySplit split = split_memory_cost(c.step[i].value, src, dst, sm_from, sm_to);
+        evidence.push_back(std::string(step_term_names()[i]) + " x" + number(split.factor) + ": " +
+                           percent(split.dram_share) + " of its " + number(1e3 * c.step[i].value) +
+                           " ms/GB is DRAM (copy x" + number(factor) + " at size " + number(x) + sides +
+                           "), the rest on the SMs, by SMs x clock " + number(sm_from) + " -> " + number(sm_to) +
+                           " SM GHz");
+        factor = split.factor;
+      } else if (!told[static_cast<int>(cat)]) {
         told[static_cast<int>(cat)] = true;
         evidence.push_back(std::string(kernel_category_name(cat)) + " x" + number(factor) + " at size " + number(x) +
-                           ": " + side_text(from, src) + " -> " + side_text(to, dst));
+                           sides);
       }
     } else if (i == kLoraGemm) {
       evidence.push_back("lora_gemm x" + number(factor) + ": no public fp32 GEMM points, by peak FP32 " +

@@ -106,6 +106,7 @@ TEST_CASE("every GPU's arch is declared once, with a family and path per categor
        "attention"},
       {"gpus:\n  - name: M\n    vendor: amd\n" + kArchs, "no arch. Violated constraint: an AMD device names its gfx arch"},
       {"gpus:\n  - name: M\n    vendor: nvidia\n    arch: gfx942\n    sources: {arch: x}\n" + kArchs, "arch on an NVIDIA device"},
+      {kGpu + kArchs + "    fp32_lanes_per_sm: 0\n", "fp32_lanes_per_sm"},
   }));
   testing::TempFile f(c.text, ".yaml");
   INFO(c.text);
@@ -123,7 +124,11 @@ TEST_CASE("the shipped archs are the ones compiled in, and every GPU's arch is a
   for (size_t i = 0; i < t.archs.size(); ++i) {
     CHECK(t.archs[i].name == model::known_archs()[i].name);
     CHECK(t.archs[i].native_path == model::known_archs()[i].native_path);
+    CHECK(t.archs[i].fp32_lanes_per_sm == model::known_archs()[i].fp32_lanes_per_sm);
   }
+  // SMs x clock from the FP32 peak: Ampere's GA100 has half the lanes of the later archs.
+  CHECK(model::find_arch(model::known_archs(), "sm80")->fp32_lanes_per_sm == 64);
+  CHECK(model::find_arch(model::known_archs(), "sm90")->fp32_lanes_per_sm == 128);
   for (const auto& g : model::known_gpus()) {
     INFO(g.name);
     CHECK(model::find_arch(model::known_archs(), g.arch) != nullptr);

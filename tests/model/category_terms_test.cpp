@@ -115,6 +115,8 @@ TEST_CASE("LoRA GEMMs carry by the fp32 peak, memory-bound bytes and GEMMs by wh
   c.step[sm::kGemm] = {0.002, 0, true, ""};
   c.step[sm::kLoraGemm] = {0.5, 0, true, ""};
   c.step[sm::kMemoryBound] = {0.0004, 0, true, ""};
+  c.memory_work = "plain";  // bytes that are not the traffic: carried whole by the copy rates (a weighted file's
+                            // split: tests/model/transfer_test.cpp)
   const auto from = sm::gpu_info("NVIDIA H200"), to = sm::gpu_info("NVIDIA RTX PRO 6000 Blackwell");
   const auto t = sm::transfer_coefficients(c, {"", to.name, ""}, true);
   CHECK(t.coefficients.step[sm::kLoraGemm].value == Approx(0.5 * from.peaks.fp32_tflops / to.peaks.fp32_tflops));

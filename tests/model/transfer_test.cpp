@@ -47,9 +47,14 @@ TEST_CASE("a GPU transfer carries each category by its kernels' public efficienc
   const double attention = m.achieved(from, model::KernelCategory::attention, 4096).rate /
                            m.achieved(to, model::KernelCategory::attention, 4096).rate;
   CHECK(t.coefficients.step[model::kAttention].value == Approx(0.0083 * attention));
-  const double memory = m.achieved(from, model::KernelCategory::memory, 256.0 * (1 << 20)).rate /
-                        m.achieved(to, model::KernelCategory::memory, 256.0 * (1 << 20)).rate;
-  CHECK(t.coefficients.step[model::kExpertStream].value == Approx(0.002 * memory));
+  // Expert-stream bytes are real bytes: their DRAM share carries by the copy rates, the rest by the FP32 peaks.
+  const double copy_h200 = m.achieved(from, model::KernelCategory::memory, 256.0 * (1 << 20)).rate;
+  const double copy_to = m.achieved(to, model::KernelCategory::memory, 256.0 * (1 << 20)).rate;
+  const double dram = 1.0 / copy_h200 / 0.002;
+  // SMs x clock: 132 x 1.98 GHz (67 TFLOP/s FP32 / 256) against 188 x 2.6 GHz (125 / 256), sm90 and sm120 both
+  // 128 FP32 lanes a SM.
+  CHECK(t.coefficients.step[model::kExpertStream].value ==
+        Approx(0.002 * (dram * copy_h200 / copy_to + (1 - dram) * 67.0 / to.peaks.fp32_tflops)));
   CHECK(t.coefficients.step[model::kFixed].value == 0.18);
   CHECK(t.coefficients.memory[model::kMemToken].value == 4277);
   REQUIRE(t.provenance.size() == 1);
@@ -62,6 +67,51 @@ TEST_CASE("a GPU transfer carries each category by its kernels' public efficienc
   CHECK_THAT(t.summary(), Contains("interval: +-"));
   CHECK_THAT(t.summary(), Contains("another arch"));
   CHECK(t.transfer_half_width.unpadded == Approx(model::shipped_band(model::Distance::another_arch).half_width));
+}
+
+TEST_CASE("memory-bound work of real bytes carries by its DRAM share; the rest runs on the SMs", "[transfer]") {
+  // The H200 -> H100 kernel tables: memory-bound time grew 1.17-1.19x where large copies grew 1.43x
+  // (measurements/records/h100-transfer). The default's weighted 0.530 ms/GB is 48 % the DRAM's at the H200's
+  // 3905 GB/s copy rate; the H100 has the same SMs and clocks (FP32 67 TFLOP/s), so only that share slows down.
+  auto c = h200_like();
+  c.step[model::kExpertStream] = {0, 0, false, ""};
+  c.step[model::kMemoryBound] = {0.00053, 0, true, ""};
+  const auto& m = model::shipped_efficiency();
+  const auto h200 = model::gpu_info("NVIDIA H200"), h100 = model::gpu_info("NVIDIA H100 80GB HBM3");
+  const double copy_h200 = m.achieved(h200, model::KernelCategory::memory, 256.0 * (1 << 20)).rate;
+  const double copy_h100 = m.achieved(h100, model::KernelCategory::memory, 256.0 * (1 << 20)).rate;
+  const double dram = 1.0 / copy_h200 / 0.00053;
+  CHECK(dram == Approx(0.483).epsilon(0.01));
+  c.memory_work = "weighted";
+  const auto weighted = model::transfer_coefficients(c, {"", h100.name, ""}, true);
+  const double factor = weighted.coefficients.step[model::kMemoryBound].value / 0.00053;
+  CHECK(factor == Approx(dram * copy_h200 / copy_h100 + (1 - dram)));
+  CHECK(factor > 1.1);
+  CHECK(factor < copy_h200 / copy_h100);
+  CHECK_THAT(weighted.summary(), Contains("memory_s_per_gb x"));
+  CHECK_THAT(weighted.summary(), Contains("is DRAM"));
+  // The plain count's bytes miss most of the traffic (its rate is ~22x the bandwidth's cost): no split, by copies.
+  c.memory_work = "plain";
+  const auto plain = model::transfer_coefficients(c, {"", h100.name, ""}, true);
+  CHECK(plain.coefficients.step[model::kMemoryBound].value == Approx(0.00053 * copy_h200 / copy_h100));
+  // Another arch: the A100's 108 SMs at 1.41 GHz (19.5 TFLOP/s FP32 over 64 lanes a SM, not 128) issue the rest.
+  const auto a100 = model::gpu_info("NVIDIA A100-SXM4-80GB");
+  const double copy_a100 = m.achieved(a100, model::KernelCategory::memory, 256.0 * (1 << 20)).rate;
+  const auto ampere = model::transfer_coefficients(c, {"", a100.name, ""}, true);
+  const double sm_ratio = (67.0 / 256) / (19.5 / 128);
+  CHECK(sm_ratio == Approx(132 * 1.98 / (108 * 1.41)).epsilon(0.01));
+  CHECK(ampere.coefficients.step[model::kMemoryBound].value / 0.00053 ==
+        Approx(dram * copy_h200 / copy_a100 + (1 - dram) * sm_ratio));
+  // No lanes declared for the arch (sm100, gfx942): no split, by the copy rates alone.
+  const auto b200 = model::gpu_info("NVIDIA B200");
+  const double copy_b200 = m.achieved(b200, model::KernelCategory::memory, 256.0 * (1 << 20)).rate;
+  CHECK(model::transfer_coefficients(c, {"", b200.name, ""}, true).coefficients.step[model::kMemoryBound].value ==
+        Approx(0.00053 * copy_h200 / copy_b200));
+  // A cost at or below the DRAM's (a kernel at the copy rate) is all DRAM.
+  c.memory_work = "weighted";
+  c.step[model::kMemoryBound] = {0.5 / copy_h200, 0, true, ""};
+  const auto fast = model::transfer_coefficients(c, {"", h100.name, ""}, true);
+  CHECK(fast.coefficients.step[model::kMemoryBound].value == Approx(0.5 / copy_h200 * copy_h200 / copy_h100));
 }
 
 TEST_CASE("an sm80 kernel on sm90 runs against mma.sync's ceiling, not the H200's wgmma peak", "[transfer]") {
