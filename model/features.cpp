@@ -368,8 +368,7 @@ std::vector<LayerPath> attention_paths(const FeatureMaker& f, const MicroBatch& 
     p.plan = t.at(path, batch.width);
     p.mask = mask_words(t, batch, p.plan);
     if (pays_unaligned_bias(p.plan, batch.width))
-      p.mask += "; width " + std::to_string(batch.width) + " not a multiple of " +
-                std::to_string(kCudnnBiasAlignedWidth) + ": cuDNN's bias path, forward x" +
+      p.mask += "; odd width " + std::to_string(batch.width) + ": cuDNN's slower bias path, forward x" +
                 fixed2(kCudnnUnalignedBiasForward) + ", backward x" + fixed2(kCudnnUnalignedBiasBackward);
     p.kv = kv_words(t.spec, p.plan);
     p.why = why_words(f, t.spec, p.plan, sm);

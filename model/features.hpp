@@ -441,19 +441,19 @@ int64_t round_to_tile(int64_t width);
 // The step term a layer's attention work goes to under `plan`: math, or the flash/cuDNN or the memory-efficient
 // family, masked or not (docs/families.md, "The explicit-mask path").
 StepTerm attention_term(const LayerPlan& plan);
-// cuDNN's flash SDPA fed an additive bias (an explicit mask) at a width that is not a multiple of 64 runs the
-// same kernels slower per QK^T + PV FLOP: the forward 1.82x, the backward 1.28x (the H200's kernel tables at
-// 2 x 3945 against 2 x 4096, both padded, scaled by W^2: Qwen3-8B 1.78 / 1.26, OLMoE-1B-7B 1.86 / 1.29;
-// measurements/records/h200-width-alignment). Timed steps: widths 3840, 3968, 4032 and 2048 pay nothing, 3841,
-// 3945 and 2047 pay; unpadded (is_causal, no bias) widths pay nothing. docs/families.md, "Widths that are not a
-// multiple of 64".
-constexpr int64_t kCudnnBiasAlignedWidth = 64;
+// cuDNN's flash SDPA fed an additive bias (an explicit mask) at an odd width runs the same kernels slower per
+// QK^T + PV FLOP: the forward 1.82x, the backward 1.28x (the H200's kernel tables at 2 x 3945 against 2 x 4096, both
+// padded, scaled by W^2: Qwen3-8B 1.78 / 1.26, OLMoE-1B-7B 1.86 / 1.29; measurements/records/h200-width-alignment).
+// Timed steps: the odd widths 3841, 3945 and 2047 pay (H200), 3945 and 2047 (H100); the even 3840, 3968, 4032, 2048
+// (H200) and 3936, 3944, 3946, 3952, 3968, 2048 (H100, measurements/records/h100-aligned-widths) pay nothing, nor do
+// unpadded (is_causal, no bias) widths. A bf16 bias row of an odd width is not 4-byte aligned. docs/families.md,
+// "Odd widths".
+constexpr int64_t kCudnnBiasAlignedWidth = 2;
 constexpr double kCudnnUnalignedBiasForward = 1.82;
 constexpr double kCudnnUnalignedBiasBackward = 1.28;
-// Whether a layer under `plan` at `width` takes that path: cuDNN fed an explicit (non-varlen) mask, width % 64 != 0.
+// Whether a layer under `plan` at `width` takes that path: cuDNN fed an explicit (non-varlen) mask, an odd width.
 bool pays_unaligned_bias(const LayerPlan& plan, int64_t width);
-// The factor on a layer's attention work under `plan` at `width` (1 but for cuDNN with a bias at an unaligned
-// width), for `forward_passes` of its `passes` (the rest are the backward's).
+// The factor on a layer's attention work under `plan` at `width` (1 but for cuDNN with a bias at an odd width), for `forward_passes` of its `passes` (the rest are the backward's).
 double unaligned_bias_factor(const LayerPlan& plan, int64_t width, double forward_passes, double passes);
 // Bytes one forward moves materialising the explicit mask of `layers` layers of one type under `plan` for
 // `rows` rows of `width`: the stack's bool mask, SDPA's additive bias per layer call, the CUTLASS pad (0

@@ -17,8 +17,8 @@ const std::array<StackSpec, 2> kStacks{{
      0.025532, 4.0,
      // first_seen_s, run_start_s, optimizer_step_s: the medians of 555, 16 and 127 samples of probes and recorded
      // runs on four H200 machines (scenarios/coefficients/h200-hf-peft-sdpa-grouped_mm.yaml, docs/host.md), since
-     // cuDNN's unaligned bias path is priced in the steady step (docs/families.md).
-     {0.112021998, 0.8104958046, 0.011286965},
+     // cuDNN's slower bias path at odd widths is priced in the steady step (docs/families.md, "Odd widths").
+     {0.1237372785, 0.7987805241, 0.011286965},
      // On the 86 step records of h200-hf-peft.jsonl and h200-hf-peft-host*.jsonl (Gemma-4, three machines),
      // `stepcast predict --measurements F --format json` (the default predictor, this stack): 55 host-bound steps
      // within 36.2 %, 31 device-bound within 7.3 %; each machine against the other two's quantile: 49 of 55 and
