@@ -453,7 +453,8 @@ constexpr double kCudnnUnalignedBiasForward = 1.82;
 constexpr double kCudnnUnalignedBiasBackward = 1.28;
 // Whether a layer under `plan` at `width` takes that path: cuDNN fed an explicit (non-varlen) mask, an odd width.
 bool pays_unaligned_bias(const LayerPlan& plan, int64_t width);
-// The factor on a layer's attention work under `plan` at `width` (1 but for cuDNN with a bias at an odd width), for `forward_passes` of its `passes` (the rest are the backward's).
+// The factor on a layer's attention work under `plan` at `width` (1 but for cuDNN with a bias at an odd width),
+// for `forward_passes` of its `passes` (the rest are the backward's).
 double unaligned_bias_factor(const LayerPlan& plan, int64_t width, double forward_passes, double passes);
 // Bytes one forward moves materialising the explicit mask of `layers` layers of one type under `plan` for
 // `rows` rows of `width`: the stack's bool mask, SDPA's additive bias per layer call, the CUTLASS pad (0

@@ -132,7 +132,8 @@ std::string side_text(const GpuInfo& g, const Achieved& a) {
 // passes and LoRA's elementwise bytes counted, docs/method.md "Memory-bound work"), not with the plain count, whose
 // rate is ~22x the bandwidth's cost because its bytes miss most of the traffic.
 bool bytes_are_real(int term, const Coefficients& c) {
-  return term == kMaskBytes || term == kExpertStream || (term == kMemoryBound && c.memory_work == "weighted");
+  return term == kMaskBytes || term == kExpertStream ||
+         (term == kMemoryBound && memory_work_from(c.memory_work) == MemoryWork::weighted);
 }
 
 // A card's SMs x clock (GHz): its peak FP32 over 2 x its arch's FP32 lanes a SM (scenarios/gpus.yaml, archs); 0

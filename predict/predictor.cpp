@@ -249,15 +249,12 @@ Predictor default_predictor(const PredictorAsk& ask, std::vector<std::string> no
   q.tier = ask.tier;
   resolve_stack(ask, q.tier, q.stack, true);
   const model::GpuInfo gpu = model::gpu_info(ask.gpu.empty() ? first_gpu_with_default().name : ask.gpu);
-  q.path = default_coefficients_path(gpu.name);
-  if (q.path.empty()) {
-    const model::GpuSpec& other = first_gpu_with_default();
-    if (!ask.transfer)
-      throw InputError("GPU '" + gpu.name + "' has no default predictor (scenarios/gpus.yaml default_coefficients; '" +
-                       other.name + "' has one). Violated constraint: --coefficients C.yaml fitted on it, or --transfer "
-                       "to carry '" + other.name + "''s default there");
-    q.path = default_coefficients_path(other.name);
-  }
+  const std::string answering = default_predictor_gpu(gpu.name);
+  if (answering != gpu.name && !ask.transfer)
+    throw InputError("GPU '" + gpu.name + "' has no default predictor (scenarios/gpus.yaml default_coefficients; '" +
+                     answering + "' has one). Violated constraint: --coefficients C.yaml fitted on it, or --transfer "
+                     "to carry '" + answering + "''s default there");
+  q.path = default_coefficients_path(answering);
   q.c = io::load_coefficients(q.path);
   q.gpu = gpu.name;
   q.model_transfer_allowed = true;
