@@ -27,6 +27,8 @@ TEST_CASE("describe's totals equal the published checkpoint totals, family by fa
       {"phi-4", "phi3", 14'659'507'200},
       {"olmo-2-7b", "olmo2", 7'298'617'344},
       {"pythia-160m", "gpt_neox", 162'322'944},
+      {"llama-3.2-1b", "llama", 1'235'814'400},  // tied embeddings: one 128k x 2048 table
+      {"qwen2.5-1.5b", "qwen2", 1'543'714'304},  // tied embeddings, q/k/v biases
   }));
   INFO(c.model);
   const auto shape = load(c.model);
