@@ -21,6 +21,7 @@
 #include "report/plan_output.hpp"
 #include "report/report_html.hpp"
 #include "io/scenario_io.hpp"
+#include "model/kernel_compiles.hpp"
 #include "model/errors.hpp"
 #include "model/step_model.hpp"
 #include "model/tiers.hpp"
@@ -132,7 +133,7 @@ Scenario scenario_with_overrides(const PlanOptions& o) {
   if (!o.length_field.empty() && s.corpus.file.empty())
     d.add("--length-field without a corpus file. Violated constraint: --corpus FILE or a scenario corpus.file");
   if (!o.length_field.empty()) s.corpus.options.length_field = o.length_field;
-  if (o.cold_start) io::add_cold_start(s);
+  if (o.cold_start) s.cold_start = true;
   if (!o.coefficients.empty()) {
     s.coefficients = o.coefficients;
     s.coefficients_where = "--coefficients";
@@ -254,7 +255,7 @@ PlanOutput plan_output(const Scenario& s, const planner::Corpus& corpus, const s
   out.memory_cap_gib = s.run.memory_cap_gib;
   out.window_hours = s.run.window_hours;
   out.optimizer_step_source = s.optimizer_step_source;
-  out.cold_start_s = s.cold_start_s;
+  out.cold_start = s.run.cold_cache.has_value();
   out.corpus = &corpus;
   out.corpus_source = corpus_desc;
   out.predictor = predictor_desc;
@@ -305,19 +306,30 @@ void check_outputs(const PlanOptions& o, const Scenario& s) {
   }
 }
 
+// A cold machine's compiles: one charge per kernel class the run meets first, for each attention head size of
+// the model (model/kernel_compiles.hpp); the width-quadratic equation has no model: one head size.
+void set_cold_cache(Scenario& s, const PredictorInfo& info, int64_t& head_sizes) {
+  if (!s.cold_start) return;
+  head_sizes = info.chosen ? model::kernel_compile_head_sizes(info.chosen->shape) : 1;
+  s.run.cold_cache = model::ColdKernelCache{model::kKernelCompileS * static_cast<double>(head_sizes)};
+}
+
 void run_plan(const PlanOptions& o) {
-  const Scenario s = scenario_with_overrides(o);
+  Scenario s = scenario_with_overrides(o);
   check_outputs(o, s);
   std::string corpus_desc;
   const planner::Corpus corpus = io::load_corpus_source(s.corpus, corpus_desc);
   if (!o.save_corpus.empty()) save_corpus_csv(o.save_corpus, corpus);
   PredictorInfo info;
   const auto predictor = make_predictor(s, o, info);
+  int64_t head_sizes = 1;
+  set_cold_cache(s, info, head_sizes);
   const auto start = std::chrono::steady_clock::now();
   auto result = planner::sweep(corpus, s.baseline, s.run, s.sweep, *predictor, progress_on_stderr(progress_style(o.progress)));
   const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   PlanOutput out = plan_output(s, corpus, corpus_desc, info.description, std::move(result), elapsed_s);
   out.transfer = info.transfer;
+  out.compile_head_sizes = head_sizes;
   // Padded micro-batches err more (model/intervals.hpp): a baseline with padding takes the padded half-width.
   if (info.chosen) {
     const auto& b = out.result.baseline;
@@ -370,8 +382,9 @@ void add_plan_command(CLI::App& app) {
   cmd->add_option("--length-field", opts->length_field,
                   "The corpus's length field (JSON Lines key or CSV column; default length, num_tokens, input_ids)");
   cmd->add_flag("--cold-start", opts->cold_start,
-                "A fresh machine: add the measured one-off of an empty kernel cache (" + fixed(io::kColdKernelCacheS, 0) +
-                    " s for transformers + peft on an H200, docs/host.md) to start-up");
+                "A fresh machine: charge the kernels its empty cache compiles, " + fixed(model::kKernelCompileS, 2) +
+                    " s for each kernel class and attention head size the run meets first (transformers + peft on H200 "
+                    "and H100 machines, docs/host.md)");
   cmd->add_option("--coefficients", opts->coefficients,
                   "Your calibrated coefficients YAML instead of the scenario's predictor (another model, GPU or tier "
                   "than the file's needs --transfer)");

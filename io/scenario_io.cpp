@@ -250,16 +250,6 @@ void read_baseline(MapReader& top, Scenario& s) {
   b.finish();
 }
 
-}  // namespace
-
-void add_cold_start(Scenario& s) {
-  if (s.cold_start_s > 0) return;
-  s.cold_start_s = kColdKernelCacheS;
-  s.run.startup_s += kColdKernelCacheS;
-}
-
-namespace {
-
 void read_run(MapReader& top, Scenario& s) {
   MapReader r = top.child("run");
   r.read("epochs", s.run.epochs, false, 1, kMaxEpochs);
@@ -273,8 +263,7 @@ void read_run(MapReader& top, Scenario& s) {
   r.read("eval_every_steps", s.run.eval_every_steps, false, 0);
   read_non_negative(r, "eval_s", s.run.eval_s, false);
   read_non_negative(r, "startup_s", s.run.startup_s, true);
-  bool cold_start = false;
-  if (r.read("cold_start", cold_start, false) && cold_start) add_cold_start(s);
+  r.read("cold_start", s.cold_start, false);
   std::string allocator;  // PYTORCH_CUDA_ALLOC_CONF: the reserved memory's model (model/allocator.hpp)
   if (r.read_choice("allocator", allocator, {"default", "expandable-segments"}, false))
     s.run.allocator = *model::parse_allocator(allocator);

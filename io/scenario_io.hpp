@@ -19,8 +19,8 @@
 //   baseline: {policy, micro_batch, accumulation, max_length, bucket_size, seed, pad_to_multiple_of}
 //   run: {epochs, optimizer_step_s, checkpoint_every_steps, checkpoint_save_s, eval_every_steps, eval_s, startup_s,
 //         cold_start, allocator}
-//        (optimizer_step_s absent: the predictor's calibrated optimizer step; cold_start: true adds
-//         kColdKernelCacheS to startup_s; allocator: default or expandable-segments, PYTORCH_CUDA_ALLOC_CONF)
+//        (optimizer_step_s absent: the predictor's calibrated optimizer step; cold_start: true charges a fresh
+//         machine's kernel compiles, model/kernel_compiles.hpp; allocator: default or expandable-segments, PYTORCH_CUDA_ALLOC_CONF)
 //   window_hours: 13.9
 //   memory_cap_gib: 120                       # optional
 //   sweep: {policies, micro_batches, max_lengths, bucket_sizes, pad_to_multiples, top}
@@ -49,11 +49,6 @@ struct CorpusSource {
   CorpusOptions options;  // how to read `file` (its length field)
 };
 
-// A fresh machine's one-off while the driver JIT-compiles PTX into an empty ~/.nv/ComputeCache, seconds:
-// measured for transformers 5.17 + peft 0.21 training Gemma-4 26B-A4B on one H200 (docs/host.md, section 3:
-// 42.19 s cold against 25.33 s warm for the same run, 16.9 s; 18.4 s on another machine). Other stacks
-// compile other kernels: measure yours the same way before relying on it.
-inline constexpr double kColdKernelCacheS = 17.0;
 
 // The scenario's `lora:` block: the adapters the run trains. Targets are checked against the model's nn.Linear
 // names at their line:col; rank 0 and no targets = not given (the predictor's rank on the family's default).
@@ -79,7 +74,7 @@ struct Scenario {
   planner::BatchingSpec baseline;
   planner::RunSpec run;
   std::string optimizer_step_source;  // who gave run.optimizer_step_s (empty when unset: the predictor's)
-  double cold_start_s = 0;            // included in run.startup_s: kColdKernelCacheS when cold, else 0
+  bool cold_start = false;            // a fresh machine: the plan sets run.cold_cache from the model (cli)
   planner::SweepSpec sweep;
   std::optional<planner::ParallelSpec> parallel;  // absent: one GPU
   LoraSpec lora;
@@ -87,8 +82,6 @@ struct Scenario {
 
 Scenario load_scenario(const std::string& path);
 
-// A cold machine (run.cold_start: true, or plan --cold-start): adds kColdKernelCacheS to run.startup_s, once.
-void add_cold_start(Scenario& s);
 
 // `relative` resolved against the folder of `file` (absolute paths stay as they are).
 std::string resolve_beside(const std::string& file, const std::string& relative);

@@ -61,7 +61,7 @@ void deal_global_batch(std::vector<int64_t> lengths, const BatchingSpec& batchin
 struct RankCharges {
   std::vector<double> step_s;       // per micro-batch, its collectives' added seconds included
   std::vector<double> comm_s;       // per micro-batch: those added seconds
-  double one_off_s = 0;             // first-seen and run-start seconds
+  double one_off_s = 0;             // first-seen, run-start and (cold machine) compile seconds
   double peak_gib = -1e300;         // the strategy's delta may take it below 0 for a tiny predictor
   double reserved_peak_gib = 0;
   int64_t cache_releases = 0;
@@ -74,7 +74,7 @@ RankCharges charge_rank(const std::vector<model::MicroBatch>& batches, const mod
                         const model::ParallelConfig& config, const ParallelContext& context, const RunSpec& run,
                         const model::RunMemory& memory, int64_t accumulation) {
   RankCharges c;
-  RunCharger charger(predictor);
+  RunCharger charger(predictor, run.cold_cache);  // every rank's machine compiles its own kernels
   const double usable = run.memory_limit_gib() - (memory.context_known ? memory.context_gib : 0.0);
   MemoryTimeline timeline(memory, accumulation, run.epochs, usable);
   const auto n = static_cast<int64_t>(batches.size());
@@ -86,7 +86,7 @@ RankCharges charge_rank(const std::vector<model::MicroBatch>& batches, const mod
                                                 context.link).added_s();
     c.step_s.push_back(charge.step_s + comm);
     c.comm_s.push_back(comm);
-    c.one_off_s += charge.first_seen_s + charge.run_start_s;
+    c.one_off_s += charge.first_seen_s + charge.run_start_s + charge.compile_s;
     timeline.add(b, predictor.memory_parts(b), charge.new_shape,
                  model::rank_memory(config, context.workload, tokens).delta_gib());
     if ((i + 1) % accumulation == 0 || i + 1 == n) timeline.optimizer_step();

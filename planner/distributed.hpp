@@ -82,7 +82,7 @@ struct DistributedPlan {
   double comm_added_s = 0;        // whole run: the collectives' exposed seconds and the overlap slowdown (the
                                   // slowest rank's per micro-batch ones and the optimizer step's)
   double optimizer_s = 0;         // whole run
-  double first_seen_s = 0;        // the slowest rank's first-seen and run-start seconds
+  double first_seen_s = 0;        // the slowest rank's first-seen, run-start and (cold) compile seconds
   double straggler_s = 0;         // whole run: sum over steps of max - mean over ranks
   double straggler_per_step_s = 0;  // mean over steps
   double mean_step_s = 0;         // wall-clock seconds per optimizer step, mean (collectives included)

@@ -14,7 +14,7 @@ BatchCosts evaluate(const Schedule& schedule, const model::StepPredictor& predic
   const double rounding = memory.itemised ? memory.persistent_rounding_gib : 0.0;
   MemoryTimeline timeline(memory, run.accumulation, run.epochs, usable);
   model::MicroBatch batch;
-  RunCharger charger(predictor);
+  RunCharger charger(predictor, run.cold_cache);
   const int64_t n = schedule.num_batches();
   const int64_t stride = max_points > 0 ? std::max<int64_t>(1, n / max_points) : 0;
   const int64_t accumulation = std::max<int64_t>(1, run.accumulation);
@@ -27,6 +27,7 @@ BatchCosts evaluate(const Schedule& schedule, const model::StepPredictor& predic
     c.compute_s += step_s;
     c.first_seen_s += charge.first_seen_s;
     c.run_start_s += charge.run_start_s;
+    c.compile_s += charge.compile_s;
     c.host_bound += charge.host_bound ? 1 : 0;
     if (c.first_oom_batch < 0 && limit > 0 && peak_gib + rounding > usable) {
       c.first_oom_batch = b;
@@ -36,6 +37,7 @@ BatchCosts evaluate(const Schedule& schedule, const model::StepPredictor& predic
       c.points.push_back({batch.num_rows(), batch.width, batch.real_tokens(), step_s, peak_gib});
   }
   c.distinct_shapes = charger.distinct_shapes();
+  c.compile_classes = charger.compiled_classes();
   c.memory_peak = timeline.peak();
   c.peak_gib = c.memory_peak.allocated_gib;
   c.peak_batch = c.memory_peak.micro_batch;
@@ -83,6 +85,8 @@ PlanResult assemble(const Corpus& corpus, const Schedule& schedule, const Batchi
   p.first_seen_s = costs.first_seen_s;  // later epochs meet no new shape
   p.run_start_s = costs.run_start_s;
   p.distinct_shapes = costs.distinct_shapes;
+  p.compile_s = costs.compile_s;  // a machine compiles once
+  p.compile_classes = costs.compile_classes;
   p.host_bound_micro_batches = costs.host_bound * run.epochs;
   p.optimizer = optimizer;
   p.optimizer_s = static_cast<double>(p.steps) * optimizer.step_s;
@@ -90,7 +94,8 @@ PlanResult assemble(const Corpus& corpus, const Schedule& schedule, const Batchi
     p.checkpoint_s = static_cast<double>(p.steps / run.checkpoint_every_steps) * run.checkpoint_save_s;
   if (run.eval_every_steps > 0) p.eval_s = static_cast<double>(p.steps / run.eval_every_steps) * run.eval_s;
   p.startup_s = run.startup_s;
-  p.wall_clock_s = p.startup_s + p.compute_s + p.first_seen_s + p.run_start_s + p.optimizer_s + p.checkpoint_s + p.eval_s;
+  p.wall_clock_s = p.startup_s + p.compute_s + p.first_seen_s + p.run_start_s + p.compile_s + p.optimizer_s +
+                   p.checkpoint_s + p.eval_s;
   p.peak_gib = costs.peak_gib;
   p.memory_limit_gib = run.memory_limit_gib();
   p.memory_peak = costs.memory_peak;

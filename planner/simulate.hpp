@@ -6,6 +6,7 @@
 //              + epochs * sum over the epoch's micro-batches of step_s(batch)
 //              + sum over the distinct shapes (rows x width) of first_seen_s(first batch of the shape)
 //              + run_start_s
+//              + compile seconds of the kernel classes first met       (a cold machine only: RunSpec::cold_cache)
 //              + steps * optimizer_step_s                       (steps = ceil(micro-batches / accumulation))
 //              + floor(steps / checkpoint_every_steps) * checkpoint_save_s
 //              + floor(steps / eval_every_steps) * eval_s
@@ -33,6 +34,9 @@ struct RunSpec {
   int64_t eval_every_steps = 0;        // 0: no evaluation
   double eval_s = 0;
   double startup_s = 0;                // model load, compile, data loader start
+  // A fresh machine (scenario run.cold_start, plan --cold-start): its kernel compiles are charged micro-batch by
+  // micro-batch (model/kernel_compiles.hpp); absent: a warm machine.
+  std::optional<model::ColdKernelCache> cold_cache;
   double gpu_memory_gib = 0;           // the device's capacity (GiB, 2^30 bytes)
   double memory_cap_gib = 0;           // a tighter cap the user asks for; 0: none
   double window_hours = 0;             // the booked window; 0: none
@@ -59,6 +63,8 @@ struct BatchCosts {
   double compute_s = 0;        // sum of step_s over one epoch
   double first_seen_s = 0;     // sum of first_seen_s over the epoch's distinct shapes (paid once per run)
   double run_start_s = 0;      // paid once per run
+  double compile_s = 0;        // a cold machine's kernel compiles (paid once per run)
+  int64_t compile_classes = 0; // kernel classes the run compiles (cold machine)
   int64_t distinct_shapes = 0;
   int64_t host_bound = 0;      // micro-batches of the epoch the host bounds (predictors with a host side)
   double peak_gib = 0;         // the run's allocated peak (memory timeline: micro-batches and optimizer steps)
@@ -102,6 +108,8 @@ struct PlanResult {
   double compute_s = 0;
   double first_seen_s = 0;      // one-off seconds of the shapes first met in the run
   double run_start_s = 0;       // one-off seconds of the fresh process's first micro-batch
+  double compile_s = 0;         // a cold machine's kernel compiles (RunSpec::cold_cache); 0 on a warm one
+  int64_t compile_classes = 0;  // kernel classes compiled (cold machine)
   int64_t distinct_shapes = 0;  // rows x width shapes the run meets
   int64_t host_bound_micro_batches = 0;  // whole run: micro-batches the host, not the device, bounds
   OptimizerStep optimizer;      // seconds per optimizer step and where they came from

@@ -51,6 +51,7 @@ BatchCharge RunCharger::next(const model::MicroBatch& batch) {
   c.host_bound = sides.host_bound();
   c.new_shape = shapes_.insert(model::shape_key(batch));
   if (c.new_shape) c.first_seen_s = predictor_.first_seen_s(batch);
+  if (compiles_) c.compile_s = compiles_->charge(batch);
   if (!started_) {
     c.run_start_s = predictor_.run_start_s();
     started_ = true;

@@ -5,6 +5,8 @@
 //   micro-batch i pays   step_s(batch_i)
 //                      + first_seen_s(batch_i)   if its shape (rows x width) was not met before in the run
 //                      + run_start_s()           if i = 0 (the fresh process's first micro-batch)
+//                      + compile seconds         on a cold machine (RunSpec::cold_cache), if its kernel class is
+//                                                new to the run (model/kernel_compiles.hpp)
 //                      + optimizer_step_s        if it closes an accumulation window ((i + 1) % accumulation
 //                                                == 0) or is the last micro-batch of a run that ends mid-window
 //
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "model/batch.hpp"
+#include "model/kernel_compiles.hpp"
 
 namespace stepcast::planner {
 
@@ -38,6 +41,7 @@ struct BatchCharge {
   double step_s = 0;
   double first_seen_s = 0;  // 0 unless the shape is new to the run
   double run_start_s = 0;   // 0 unless it is the run's first micro-batch
+  double compile_s = 0;     // 0 unless the machine is cold and the micro-batch's kernel class is new
   bool new_shape = false;
   bool host_bound = false;  // the predictor says the host, not the device, bounds the step
 };
@@ -45,13 +49,20 @@ struct BatchCharge {
 // The per-micro-batch rule above, minus the optimizer step; call next() for every micro-batch in run order.
 class RunCharger {
  public:
-  explicit RunCharger(const model::StepPredictor& predictor) : predictor_(predictor) {}
+  // `cold`: a fresh machine's kernel cache, whose compiles the run pays; absent: a warm machine.
+  explicit RunCharger(const model::StepPredictor& predictor,
+                      const std::optional<model::ColdKernelCache>& cold = std::nullopt)
+      : predictor_(predictor) {
+    if (cold) compiles_.emplace(*cold);
+  }
   BatchCharge next(const model::MicroBatch& batch);
   int64_t distinct_shapes() const { return shapes_.size(); }
+  int64_t compiled_classes() const { return compiles_ ? compiles_->compiled() : 0; }
 
  private:
   const model::StepPredictor& predictor_;
   ShapeSet shapes_;
+  std::optional<model::CompileClasses> compiles_;
   bool started_ = false;
 };
 

@@ -26,11 +26,13 @@ nlohmann::json one_plan_json(const planner::PlanResult& p, const PlanOutput& o) 
                     {{"compute", p.compute_s},
                      {"first_seen", p.first_seen_s},
                      {"run_start", p.run_start_s},
+                     {"kernel_compiles", p.compile_s},
                      {"optimizer", p.optimizer_s},
                      {"checkpoints", p.checkpoint_s},
                      {"evaluation", p.eval_s},
                      {"startup", p.startup_s}}},
                    {"distinct_shapes", p.distinct_shapes},
+                   {"compile_classes", p.compile_classes},
                    {"host_bound_micro_batches", p.host_bound_micro_batches},
                    {"first_seen_s", p.first_seen_s},
                    {"run_start_s", p.run_start_s},
@@ -85,7 +87,7 @@ nlohmann::json plan_json(const PlanOutput& o) {
   if (!o.transfer.empty()) j["transfer"] = o.transfer;
   j["gpu"] = {{"name", o.gpu_name}, {"memory_gib", o.gpu_memory_gib}, {"memory_cap_gib", o.memory_cap_gib}};
   j["window_hours"] = o.window_hours;
-  j["cold_start_s"] = o.cold_start_s;
+  j["cold_start"] = o.cold_start;  // the compiles: each plan's breakdown_s.kernel_compiles and compile_classes
   j["baseline"] = one_plan_json(r.baseline, o);
   j["ranking_rule"] = planner::ranking_rule();
   j["recommendations"] = nlohmann::json::array();

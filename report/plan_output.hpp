@@ -25,7 +25,8 @@ struct PlanOutput {
   double memory_cap_gib = 0;           // 0: none
   double window_hours = 0;             // 0: none
   std::string optimizer_step_source;   // who gave the optimizer step when the scenario or a flag did
-  double cold_start_s = 0;             // the cold kernel cache's one-off inside start-up (--cold-start), 0: none
+  bool cold_start = false;             // a fresh machine (--cold-start, run.cold_start): compiles are charged
+  int64_t compile_head_sizes = 1;      // attention head sizes that compile their own kernels (cold machine)
   const planner::Corpus* corpus = nullptr;
   std::string corpus_source;           // a file name, "synthetic (seed 7)", ...
   std::string predictor;               // what predicts a micro-batch, in words

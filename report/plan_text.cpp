@@ -56,8 +56,10 @@ void print_baseline(std::ostream& out, const PlanOutput& o) {
       << " usable\n";
   out << "  " << with_commas(b.steps) << " optimizer steps of " << b.accumulation << " micro-batches; compute "
       << duration(b.compute_s) << ", optimizer " << duration(b.optimizer_s) << ", checkpoints " << duration(b.checkpoint_s)
-      << ", evaluation " << duration(b.eval_s) << ", start-up " << fixed(b.startup_s, 0) << " s"
-      << (o.cold_start_s > 0 ? " (with " + fixed(o.cold_start_s, 0) + " s for a cold kernel cache)" : "") << "\n";
+      << ", evaluation " << duration(b.eval_s) << ", start-up " << fixed(b.startup_s, 0) << " s\n";
+  if (o.cold_start)
+    out << "  cold machine: " << b.compile_classes << " kernel classes x " << o.compile_head_sizes
+        << " head size(s) compile, " << fixed(b.compile_s, 1) << " s (one-off per machine; docs/host.md)\n";
   out << "  " << with_commas(b.distinct_shapes) << " distinct shapes (rows x width, pad_to_multiple_of "
       << b.batching.pad_to_multiple_of << "): first-seen " << fixed(b.first_seen_s, 1) << " s, run start "
       << fixed(b.run_start_s, 1) << " s; optimizer step " << fixed(b.optimizer.step_s, 4) << " s ("

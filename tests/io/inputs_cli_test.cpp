@@ -9,6 +9,7 @@
 #include "catch.hpp"
 #include "cli_runner.hpp"
 #include "io/scenario_io.hpp"
+#include "model/kernel_compiles.hpp"
 #include "temp_file.hpp"
 
 using stepcast::testing::run_cli;
@@ -62,17 +63,25 @@ TEST_CASE("plan --length-field names the corpus's length, and a bad corpus exits
   CHECK(r.err.find('\x1f') == std::string::npos);
 }
 
-TEST_CASE("plan --cold-start adds the measured kernel-cache one-off to start-up", "[cli][cold_start]") {
+TEST_CASE("plan --cold-start charges each kernel class the run meets first", "[cli][cold_start]") {
   const auto warm = plan("");
   const auto cold = plan("--cold-start");
-  CHECK(warm["cold_start_s"] == 0.0);
-  CHECK(cold["cold_start_s"] == stepcast::io::kColdKernelCacheS);
-  CHECK(cold["baseline"]["breakdown_s"]["startup"].get<double>() ==
-        Approx(warm["baseline"]["breakdown_s"]["startup"].get<double>() + stepcast::io::kColdKernelCacheS));
+  CHECK(warm["cold_start"] == false);
+  CHECK(cold["cold_start"] == true);
+  CHECK(warm["baseline"]["compile_classes"] == 0);
+  CHECK(warm["baseline"]["breakdown_s"]["kernel_compiles"] == 0.0);
+  // Gemma-4 26B-A4B has two attention head sizes (256 sliding, 512 global), each compiling its own kernels; the
+  // scenario pads to the longest, so its classes are padded widths' alignments (1..6).
+  const auto classes = cold["baseline"]["compile_classes"].get<int64_t>();
+  CHECK(classes >= 1);
+  CHECK(classes <= 6);
+  const double compiles = cold["baseline"]["breakdown_s"]["kernel_compiles"].get<double>();
+  CHECK(compiles == Approx(static_cast<double>(classes) * 2 * stepcast::model::kKernelCompileS));
+  CHECK(cold["baseline"]["breakdown_s"]["startup"] == warm["baseline"]["breakdown_s"]["startup"]);
   CHECK(cold["baseline"]["wall_clock_s"].get<double>() ==
-        Approx(warm["baseline"]["wall_clock_s"].get<double>() + stepcast::io::kColdKernelCacheS));
+        Approx(warm["baseline"]["wall_clock_s"].get<double>() + compiles));
   const auto r = run_cli("plan " + kScenario + " --no-sweep --cold-start");
-  CHECK_THAT(r.out, Contains("for a cold kernel cache"));
+  CHECK_THAT(r.out, Contains("cold machine: " + std::to_string(classes) + " kernel classes x 2 head size(s) compile"));
 }
 
 TEST_CASE("describe takes a model directory and an org/name from the Hugging Face cache", "[cli][model_path]") {

@@ -1,0 +1,34 @@
+#include "model/kernel_compiles.hpp"
+
+#include <set>
+#include <utility>
+
+namespace stepcast::model {
+
+int kernel_compile_class(const MicroBatch& batch) {
+  if (batch.packed) return 0;
+  const int64_t w = batch.width;
+  if (!batch.has_padding()) return w % 64 == 0 ? 7 : 8;
+  int aligned = 1;  // classes 1..6: alignment 128, 64, 8, 4, 2, 1
+  for (int64_t a : {128, 64, 8, 4, 2}) {
+    if (w % a == 0) return aligned;
+    ++aligned;
+  }
+  return 6;
+}
+
+int64_t kernel_compile_head_sizes(const ModelShape& shape) {
+  std::set<std::pair<int64_t, int64_t>> sizes;
+  for (const AttentionSpec& a : shape.layers) sizes.insert({a.head_dim, a.value_dim()});
+  return sizes.empty() ? 1 : static_cast<int64_t>(sizes.size());
+}
+
+double CompileClasses::charge(const MicroBatch& batch) {
+  const int c = kernel_compile_class(batch);
+  if (c == 0 || (seen_ & (1u << c)) != 0) return 0;
+  seen_ |= 1u << c;
+  ++compiled_;
+  return cache_.seconds_per_class;
+}
+
+}  // namespace stepcast::model
