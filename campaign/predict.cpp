@@ -10,6 +10,7 @@
 #include "io/atomic_file.hpp"
 #include "io/model_config.hpp"
 #include "model/errors.hpp"
+#include "model/kernel_compiles.hpp"
 #include "model/transfer.hpp"
 #include "planner/batching.hpp"
 #include "planner/distributed.hpp"
@@ -36,6 +37,27 @@ void stamp(nlohmann::json& line, const Provenance& p, const ItemPredictor& predi
   line["stepcast_commit"] = p.commit;
   line["command"] = p.command;
 }
+
+// The campaign's machine, fresh at its first process: the kernel classes each attention head size has compiled so far
+// (model/kernel_compiles.hpp), in plan order, probes included (their warm-up steps compile before they are timed).
+class MachineKernels {
+ public:
+  // Seconds the micro-batch compiles for on this machine: kKernelCompileS for each head size meeting a new class.
+  double charge(const model::ModelShape& shape, const model::MicroBatch& batch) {
+    double s = 0;
+    for (const model::AttentionSpec& a : shape.layers) {
+      auto it = classes_.try_emplace({a.head_dim, a.value_dim()}, model::ColdKernelCache{}).first;
+      if (!charged_.insert({a.head_dim, a.value_dim()}).second) continue;  // one charge per head size
+      s += it->second.charge(batch);
+    }
+    charged_.clear();
+    return s;
+  }
+
+ private:
+  std::map<std::pair<int64_t, int64_t>, model::CompileClasses> classes_;
+  std::set<std::pair<int64_t, int64_t>> charged_;
+};
 
 model::MicroBatch batch_of(const io::ProbePoint& point) {
   model::MicroBatch b;
@@ -105,7 +127,7 @@ nlohmann::json plan_run(const io::CampaignRun& run, const io::PlanItem& process,
 // One line per run: the planner's simulation (totals) and its per-micro-batch rule (planner/timeline.hpp).
 nlohmann::json predict_run(const io::CampaignItem& item, const io::PlanItem& process, const ItemPredictor& predictor,
                            const planner::Corpus& corpus, const std::vector<model::MicroBatch>& batches,
-                           const Provenance& p) {
+                           const std::vector<double>& compile_s, const Provenance& p) {
   const io::CampaignRun& run = *item.run;
   planner::RunSpec spec;
   spec.accumulation = run.accumulation;
@@ -114,14 +136,19 @@ nlohmann::json predict_run(const io::CampaignItem& item, const io::PlanItem& pro
   const planner::PlanResult plan = planner::simulate(corpus, batching_of(run, process.policy), spec, *predictor.model);
   const planner::Timeline timeline = planner::predict_timeline(batches, run.accumulation, *predictor.model, std::nullopt);
   nlohmann::json mbs = nlohmann::json::array();
+  nlohmann::json compiles = nlohmann::json::array();
+  double compiles_s = 0;
   for (size_t i = 0; i < batches.size(); ++i) {
     const auto& e = timeline.batches[i];
+    if (compile_s[i] > 0) compiles.push_back(i);
+    compiles_s += compile_s[i];
     mbs.push_back({{"rows", batches[i].rows},
                    {"width", batches[i].width},
                    {"step_s", e.step_s},
                    {"first_seen_s", e.first_seen_s},
                    {"run_start_s", e.run_start_s},
                    {"optimizer_s", e.optimizer_s},
+                   {"compile_s", compile_s[i]},
                    {"peak_gib", predictor.model->peak_gib(batches[i], {true, e.optimizer_step > 0, e.first_seen})}});
   }
   nlohmann::json line{{"campaign", p.campaign},
@@ -146,6 +173,9 @@ nlohmann::json predict_run(const io::CampaignItem& item, const io::PlanItem& pro
                       {"predicted_run_start_s", plan.run_start_s},
                       {"predicted_optimizer_s", plan.optimizer_s},
                       {"predicted_peak_gib", plan.peak_gib},
+                      // the machine's kernel compiles in plan order (docs/host.md), not in the wall clock above
+                      {"predicted_compiles", std::move(compiles)},
+                      {"predicted_compile_s", compiles_s},
                       {"micro_batches", std::move(mbs)}};
   stamp(line, p, predictor);
   return line;
@@ -385,6 +415,7 @@ CampaignPrediction predict_campaign(const io::Campaign& c) {
               {"items", nlohmann::json::array()}};
   std::map<size_t, ItemPredictor> predictors;
   std::map<size_t, planner::Corpus> corpora;
+  MachineKernels machine;
   for (const io::PlanItem& process : io::plan_items(c)) {
     const io::CampaignItem& item = c.items[process.item];
     auto found = predictors.find(process.item);
@@ -393,14 +424,18 @@ CampaignPrediction predict_campaign(const io::Campaign& c) {
     nlohmann::json j = plan_item(c, item, process, predictor);
     const bool first_repeat = process.repeat == 0;
     if (process.probes && first_repeat) predict_probes(item, process, predictor, prov, out.lines);
+    if (process.probes)
+      for (const io::ProbePoint& point : item.probes->points) machine.charge(predictor.chosen.shape, batch_of(point));
     if (!process.probes) {
       if (!corpora.count(process.item)) corpora.emplace(process.item, run_corpus(*item.run));
       const planner::Corpus& corpus = corpora.at(process.item);
       const planner::Schedule schedule =
           planner::build_schedule(corpus, batching_of(*item.run, process.policy), item.run->accumulation);
       const auto batches = schedule_batches(schedule);
+      std::vector<double> compile_s;
+      for (const auto& b : batches) compile_s.push_back(machine.charge(predictor.chosen.shape, b));
       j["run"] = plan_run(*item.run, process, corpus, batches);
-      if (first_repeat) out.lines.push_back(predict_run(item, process, predictor, corpus, batches, prov));
+      if (first_repeat) out.lines.push_back(predict_run(item, process, predictor, corpus, batches, compile_s, prov));
     }
     out.plan["items"].push_back(std::move(j));
   }

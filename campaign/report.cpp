@@ -139,6 +139,7 @@ struct Values {
   int64_t unpredicted = 0;
   int64_t records = 0;
   std::vector<std::string> notes;
+  std::vector<std::string> apart_notes;  // on the set-apart row
 };
 
 std::optional<double> measured_of(io::Metric m, const calibrate::Record& r) {
@@ -247,6 +248,30 @@ struct Context {
 
 bool cold_or_jit(const io::PlanItem& p, const RunFacts& f) { return p.label == "cold" || f.check.jit_batches > 0; }
 
+std::string index_list(const std::vector<int64_t>& indices) {
+  std::string out;
+  for (int64_t i : indices) {
+    if (!out.empty()) out += ',';
+    out += std::to_string(i);
+  }
+  return out.empty() ? "none" : out;
+}
+
+// The machine's kernel compiles the prediction names (micro-batch indices, docs/host.md) against the micro-batches
+// whose records grew the JIT cache; empty when the prediction predates them.
+std::string compiles_note(const RunFacts& f) {
+  if (!f.line->contains("predicted_compiles") || !(*f.line)["predicted_compiles"].is_array()) return "";
+  std::vector<int64_t> predicted, measured;
+  for (const auto& i : (*f.line)["predicted_compiles"])
+    if (i.is_number_integer()) predicted.push_back(i.get<int64_t>());
+  for (const auto& step : f.run->steps)
+    if (report::jit_cache_growth(step.record) > 0) measured.push_back(step.index);
+  if (predicted.empty() && measured.empty()) return "";
+  return "kernel compiles predicted at micro-batch " + index_list(predicted) + " (" +
+         report::fixed(number(*f.line, "predicted_compile_s").value_or(0), 1) + " s), measured at " +
+         index_list(measured);
+}
+
 void wall_clock_values(Context& ctx, size_t i, Values& v) {
   const RunFacts f = ctx.facts(i);
   if (f.run == nullptr) return;
@@ -265,6 +290,8 @@ void wall_clock_values(Context& ctx, size_t i, Values& v) {
   (cold_or_jit(ctx.plan[i], f) ? v.apart : v.steady).emplace_back(*predicted, f.check.measured_s);
   v.notes.push_back("replay " + report::fixed(f.check.predicted_s, 2) + " s" +
                     (f.check.jit_batches > 0 ? ", " + std::to_string(f.check.jit_batches) + " JIT micro-batch(es)" : ""));
+  if (const std::string note = compiles_note(f); !note.empty())
+    (cold_or_jit(ctx.plan[i], f) ? v.apart_notes : v.notes).push_back(note);
 }
 
 ReportRow make_row(const std::string& item, io::Metric m, const std::vector<std::pair<double, double>>& values,
@@ -313,7 +340,8 @@ void add_rows(CampaignReport& out, const std::string& item, io::Metric m, const 
   }
   if (!v.apart.empty()) {
     ReportRow row = make_row(item, m, v.apart, goal, true);
-    row.note = "cold kernel cache or JIT growth: not judged";
+    row.note = join({"cold kernel cache or JIT growth: not judged"});
+    for (const auto& n : v.apart_notes) row.note += "; " + n;
     out.rows.push_back(row);
   }
 }

@@ -1,6 +1,7 @@
 // campaign predict (campaign/predict): the prediction is the planner's and the predictor's own answer, the plan's
 // micro-batches are the planner's schedule, and a registered prediction is never overwritten.
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -9,6 +10,7 @@
 #include "catch.hpp"
 #include "io/campaign_io.hpp"
 #include "model/errors.hpp"
+#include "model/kernel_compiles.hpp"
 #include "planner/batching.hpp"
 #include "planner/simulate.hpp"
 #include "planner/timeline.hpp"
@@ -218,4 +220,33 @@ TEST_CASE("harness processes carry stepcast measure's arguments, a run its corpu
   CHECK_THAT(args(items[2], "dry_run_args"), Contains("--device cpu --dtype float32 --run-synthetic 8:7 --max-length 32 "
                                                       "--policy pack"));
   CHECK_THAT(args(items[0], "dry_run_args"), Contains("--points scaling:1x16,padding:2x16:0.25 --warmup 0"));
+}
+
+TEST_CASE("run lines name the machine's kernel compiles in plan order, probes included", "[campaign][predict]") {
+  CampaignRoot root;
+  const io::Campaign c = io::load_campaign(root.campaign("runs", campaign_head("runs") + kRuns));
+  const campaign::CampaignPrediction p = campaign::predict_campaign(c);
+  std::set<int> compiled;  // the classes compiled so far (tiny-llama has one head size)
+  int64_t runs = 0;
+  for (const auto& line : p.lines) {
+    if (!line.contains("run")) continue;
+    ++runs;
+    double seconds = 0;
+    const auto& mbs = line["micro_batches"];
+    for (const auto& i : line["predicted_compiles"]) {
+      const auto& mb = mbs[i.get<size_t>()];
+      stepcast::model::MicroBatch b;
+      b.rows = mb["rows"].get<std::vector<int64_t>>();
+      b.width = mb["width"];
+      const int cls = stepcast::model::kernel_compile_class(b);
+      CHECK(compiled.insert(cls).second);  // no class compiles twice on one machine
+      // the 2 x 256 padded probe ran first: padded widths that 128 divides never compile in the runs
+      CHECK_FALSE((b.has_padding() && b.width % 128 == 0));
+      CHECK(mb["compile_s"].get<double>() == stepcast::model::kKernelCompileS);
+      seconds += mb["compile_s"].get<double>();
+    }
+    CHECK(line["predicted_compile_s"].get<double>() == Approx(seconds));
+  }
+  CHECK(runs == 2);
+  CHECK_FALSE(compiled.empty());
 }

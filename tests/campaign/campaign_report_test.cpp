@@ -195,7 +195,17 @@ TEST_CASE("records off by known errors come back as those errors, set apart wher
     CHECK(apart->n == 1);
     CHECK(steady->n + 1 == static_cast<int64_t>(f.item("tiny/bucket-to-pair")["run"]["micro_batches"].size()));
     CHECK(row(r, "tiny/bucket-to-pair", "run_wall_clock") == nullptr);
-    CHECK(row(r, "tiny/bucket-to-pair", "run_wall_clock", false) != nullptr);
+    const auto* wall = row(r, "tiny/bucket-to-pair", "run_wall_clock", false);
+    REQUIRE(wall != nullptr);
+    // the prediction's kernel compiles for this run (model/kernel_compiles.hpp) beside the one that grew the cache
+    std::string predicted;
+    for (const auto& i : f.line_of("tiny/bucket-to-pair")["predicted_compiles"]) {
+      if (!predicted.empty()) predicted += ',';
+      predicted += std::to_string(i.get<int64_t>());
+    }
+    CHECK_THAT(wall->note, Contains("kernel compiles predicted at micro-batch " +
+                                    (predicted.empty() ? std::string("none") : predicted)));
+    CHECK_THAT(wall->note, Contains("measured at 0"));
     CHECK(row(r, "tiny/pad-to-longest : bucket-to-pair", "pad_bucket_ratio", false) != nullptr);
   }
   SECTION("a missing process and a partial run are misses") {
