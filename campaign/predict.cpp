@@ -43,20 +43,17 @@ void stamp(nlohmann::json& line, const Provenance& p, const ItemPredictor& predi
 class MachineKernels {
  public:
   // Seconds the micro-batch compiles for on this machine: kKernelCompileS for each head size meeting a new class.
-  double charge(const model::ModelShape& shape, const model::MicroBatch& batch) {
+  double charge(const ItemPredictor& predictor, const model::MicroBatch& batch) {
+    const model::Transfer& t = predictor.chosen.transfer;
     double s = 0;
-    for (const model::AttentionSpec& a : shape.layers) {
-      auto it = classes_.try_emplace({a.head_dim, a.value_dim()}, model::ColdKernelCache{}).first;
-      if (!charged_.insert({a.head_dim, a.value_dim()}).second) continue;  // one charge per head size
-      s += it->second.charge(batch);
-    }
-    charged_.clear();
+    for (const auto& head : model::kernel_compile_heads(predictor.chosen.shape,
+                                                        model::tier_from_label(t.coefficients.tier), t.gpu.sm))
+      s += classes_.try_emplace(head, model::ColdKernelCache{}).first->second.charge(batch);
     return s;
   }
 
  private:
   std::map<std::pair<int64_t, int64_t>, model::CompileClasses> classes_;
-  std::set<std::pair<int64_t, int64_t>> charged_;
 };
 
 model::MicroBatch batch_of(const io::ProbePoint& point) {
@@ -425,7 +422,7 @@ CampaignPrediction predict_campaign(const io::Campaign& c) {
     const bool first_repeat = process.repeat == 0;
     if (process.probes && first_repeat) predict_probes(item, process, predictor, prov, out.lines);
     if (process.probes)
-      for (const io::ProbePoint& point : item.probes->points) machine.charge(predictor.chosen.shape, batch_of(point));
+      for (const io::ProbePoint& point : item.probes->points) machine.charge(predictor, batch_of(point));
     if (!process.probes) {
       if (!corpora.count(process.item)) corpora.emplace(process.item, run_corpus(*item.run));
       const planner::Corpus& corpus = corpora.at(process.item);
@@ -433,7 +430,7 @@ CampaignPrediction predict_campaign(const io::Campaign& c) {
           planner::build_schedule(corpus, batching_of(*item.run, process.policy), item.run->accumulation);
       const auto batches = schedule_batches(schedule);
       std::vector<double> compile_s;
-      for (const auto& b : batches) compile_s.push_back(machine.charge(predictor.chosen.shape, b));
+      for (const auto& b : batches) compile_s.push_back(machine.charge(predictor, b));
       j["run"] = plan_run(*item.run, process, corpus, batches);
       if (first_repeat) out.lines.push_back(predict_run(item, process, predictor, corpus, batches, compile_s, prov));
     }

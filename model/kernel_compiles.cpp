@@ -17,10 +17,12 @@ int kernel_compile_class(const MicroBatch& batch) {
   return 6;
 }
 
-int64_t kernel_compile_head_sizes(const ModelShape& shape) {
-  std::set<std::pair<int64_t, int64_t>> sizes;
-  for (const AttentionSpec& a : shape.layers) sizes.insert({a.head_dim, a.value_dim()});
-  return sizes.empty() ? 1 : static_cast<int64_t>(sizes.size());
+std::vector<std::pair<int64_t, int64_t>> kernel_compile_heads(const ModelShape& shape, const TierRules& tier, int sm) {
+  std::set<std::pair<int64_t, int64_t>> heads;
+  for (const AttentionSpec& a : shape.layers)
+    if (plan_layer(tier, a, /*padded_or_packed=*/true, sm, /*window_bites=*/false).backend == Backend::cudnn)
+      heads.insert({a.head_dim, a.value_dim()});
+  return {heads.begin(), heads.end()};
 }
 
 double CompileClasses::charge(const MicroBatch& batch) {

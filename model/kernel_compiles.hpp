@@ -10,9 +10,12 @@
 // compiled, and predicts 4 that did not. Packed micro-batches reach attention without a padding mask on another
 // path whose compiles were never recorded: they count none.
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 #include "model/batch.hpp"
 #include "model/shape.hpp"
+#include "model/tiers.hpp"
 
 namespace stepcast::model {
 
@@ -23,9 +26,11 @@ inline constexpr double kKernelCompileS = 3.18;
 // The micro-batch's compile class, 1..8; 0 for packed rows (none charged).
 int kernel_compile_class(const MicroBatch& batch);
 
-// The distinct attention head sizes of the model's layer types (q/k head_dim, and MLA's value head_dim where it
-// differs): each compiles its own kernels. At least 1.
-int64_t kernel_compile_head_sizes(const ModelShape& shape);
+// The distinct attention head sizes (q/k head_dim, value head_dim) of the layers whose padded micro-batches run
+// cuDNN's SDPA under the tier on a GPU of compute capability `sm` (model/tiers.hpp, choose_backend): each compiles
+// its own kernels. Layers on flash, efficient or math compile none (prebuilt kernels): Gemma-4's 512-wide global
+// layers, every layer on an sm80 card.
+std::vector<std::pair<int64_t, int64_t>> kernel_compile_heads(const ModelShape& shape, const TierRules& tier, int sm);
 
 // A fresh machine's kernel cache: what each new class costs the run (kKernelCompileS x head sizes).
 struct ColdKernelCache {

@@ -2,6 +2,9 @@
 // kernels"), on the shapes the records showed.
 #include "model/kernel_compiles.hpp"
 
+#include <utility>
+#include <vector>
+
 #include "catch.hpp"
 
 namespace {
@@ -11,8 +14,14 @@ using stepcast::model::CompileClasses;
 using stepcast::model::kernel_compile_class;
 using stepcast::model::MicroBatch;
 
-MicroBatch padded(int64_t width) { return MicroBatch{{width, width / 2}, width}; }
-MicroBatch full(int64_t width) { return MicroBatch{{width, width}, width}; }
+MicroBatch rows_of(std::vector<int64_t> rows, int64_t width) {
+  MicroBatch b;
+  b.rows = std::move(rows);
+  b.width = width;
+  return b;
+}
+MicroBatch padded(int64_t width) { return rows_of({width, width / 2}, width); }
+MicroBatch full(int64_t width) { return rows_of({width, width}, width); }
 
 }  // namespace
 
@@ -44,4 +53,21 @@ TEST_CASE("a run pays each class once: the seed-like mix's first padded widths c
   CHECK(seconds == Approx(12.0));
   CHECK(classes.charge(padded(8192)) == Approx(3.0));  // a 128-aligned padded width: new
   CHECK(classes.charge(padded(4096)) == 0.0);
+}
+
+TEST_CASE("only the head sizes whose padded layers run cuDNN compile", "[kernel_compiles]") {
+  using stepcast::model::AttentionSpec;
+  stepcast::model::ModelShape shape;
+  AttentionSpec sliding;
+  sliding.num_heads = 16;
+  sliding.num_kv_heads = 8;
+  sliding.head_dim = 256;
+  AttentionSpec global = sliding;
+  global.head_dim = 512;  // past cuDNN's 256: a prebuilt backend
+  shape.layers = {sliding, sliding, global};
+  const auto tier = stepcast::model::tier_from_label("hf-peft/sdpa-grouped_mm");
+  const auto on_sm90 = stepcast::model::kernel_compile_heads(shape, tier, 90);
+  REQUIRE(on_sm90.size() == 1);
+  CHECK(on_sm90.front().first == 256);
+  CHECK(stepcast::model::kernel_compile_heads(shape, tier, 80).empty());  // no cuDNN in sm80's dispatch order
 }
