@@ -206,6 +206,9 @@ TEST_CASE("records off by known errors come back as those errors, set apart wher
     CHECK_THAT(wall->note, Contains("kernel compiles predicted at micro-batch " +
                                     (predicted.empty() ? std::string("none") : predicted)));
     CHECK_THAT(wall->note, Contains("measured at 0"));
+    const auto& line = f.line_of("tiny/bucket-to-pair");  // shown against the warm wall clock plus the compiles
+    CHECK(wall->predicted == Approx(line["predicted_wall_clock_s"].get<double>() +
+                                    line["predicted_compile_s"].get<double>()));
     CHECK(row(r, "tiny/pad-to-longest : bucket-to-pair", "pad_bucket_ratio", false) != nullptr);
   }
   SECTION("a missing process and a partial run are misses") {
