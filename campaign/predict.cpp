@@ -42,13 +42,11 @@ void stamp(nlohmann::json& line, const Provenance& p, const ItemPredictor& predi
 // (model/kernel_compiles.hpp), in plan order, probes included (their warm-up steps compile before they are timed).
 class MachineKernels {
  public:
+  using Heads = std::vector<std::pair<int64_t, int64_t>>;  // model::kernel_compile_heads of the process's model
   // Seconds the micro-batch compiles for on this machine: kKernelCompileS for each head size meeting a new class.
-  double charge(const ItemPredictor& predictor, const model::MicroBatch& batch) {
-    const model::Transfer& t = predictor.chosen.transfer;
+  double charge(const Heads& heads, const model::MicroBatch& batch) {
     double s = 0;
-    for (const auto& head : model::kernel_compile_heads(predictor.chosen.shape,
-                                                        model::tier_from_label(t.coefficients.tier), t.gpu.sm))
-      s += classes_.try_emplace(head, model::ColdKernelCache{}).first->second.charge(batch);
+    for (const auto& head : heads) s += classes_.try_emplace(head, model::ColdKernelCache{}).first->second.charge(batch);
     return s;
   }
 
@@ -421,8 +419,9 @@ CampaignPrediction predict_campaign(const io::Campaign& c) {
     nlohmann::json j = plan_item(c, item, process, predictor);
     const bool first_repeat = process.repeat == 0;
     if (process.probes && first_repeat) predict_probes(item, process, predictor, prov, out.lines);
+    const auto heads = model::kernel_compile_heads(predictor.chosen.shape, predictor.chosen.transfer);
     if (process.probes)
-      for (const io::ProbePoint& point : item.probes->points) machine.charge(predictor, batch_of(point));
+      for (const io::ProbePoint& point : item.probes->points) machine.charge(heads, batch_of(point));
     if (!process.probes) {
       if (!corpora.count(process.item)) corpora.emplace(process.item, run_corpus(*item.run));
       const planner::Corpus& corpus = corpora.at(process.item);
@@ -430,7 +429,7 @@ CampaignPrediction predict_campaign(const io::Campaign& c) {
           planner::build_schedule(corpus, batching_of(*item.run, process.policy), item.run->accumulation);
       const auto batches = schedule_batches(schedule);
       std::vector<double> compile_s;
-      for (const auto& b : batches) compile_s.push_back(machine.charge(predictor, b));
+      for (const auto& b : batches) compile_s.push_back(machine.charge(heads, b));
       j["run"] = plan_run(*item.run, process, corpus, batches);
       if (first_repeat) out.lines.push_back(predict_run(item, process, predictor, corpus, batches, compile_s, prov));
     }

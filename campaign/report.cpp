@@ -294,8 +294,7 @@ void wall_clock_values(Context& ctx, size_t i, Values& v) {
   (apart ? v.apart : v.steady).emplace_back(*predicted + compiles_s, f.check.measured_s);
   v.notes.push_back("replay " + report::fixed(f.check.predicted_s, 2) + " s" +
                     (f.check.jit_batches > 0 ? ", " + std::to_string(f.check.jit_batches) + " JIT micro-batch(es)" : ""));
-  if (const std::string note = compiles_note(f); !note.empty())
-    (cold_or_jit(ctx.plan[i], f) ? v.apart_notes : v.notes).push_back(note);
+  if (const std::string note = compiles_note(f); !note.empty()) (apart ? v.apart_notes : v.notes).push_back(note);
 }
 
 ReportRow make_row(const std::string& item, io::Metric m, const std::vector<std::pair<double, double>>& values,
@@ -344,7 +343,7 @@ void add_rows(CampaignReport& out, const std::string& item, io::Metric m, const 
   }
   if (!v.apart.empty()) {
     ReportRow row = make_row(item, m, v.apart, goal, true);
-    row.note = join({"cold kernel cache or JIT growth: not judged"});
+    row.note = "cold kernel cache or JIT growth: not judged";
     for (const auto& n : v.apart_notes) row.note += "; " + n;
     out.rows.push_back(row);
   }

@@ -310,10 +310,9 @@ void check_outputs(const PlanOptions& o, const Scenario& s) {
 // the model whose layers run cuDNN (model/kernel_compiles.hpp); the width-quadratic equation has no model: one.
 void set_cold_cache(Scenario& s, const PredictorInfo& info, int64_t& head_sizes) {
   if (!s.cold_start) return;
-  head_sizes = info.chosen ? static_cast<int64_t>(model::kernel_compile_heads(
-                                 info.chosen->shape, model::tier_from_label(info.chosen->transfer.coefficients.tier),
-                                 info.chosen->transfer.gpu.sm).size())
-                           : 1;
+  head_sizes = info.chosen
+                   ? static_cast<int64_t>(model::kernel_compile_heads(info.chosen->shape, info.chosen->transfer).size())
+                   : 1;
   s.run.cold_cache = model::ColdKernelCache{model::kKernelCompileS * static_cast<double>(head_sizes)};
 }
 

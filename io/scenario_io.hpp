@@ -82,7 +82,6 @@ struct Scenario {
 
 Scenario load_scenario(const std::string& path);
 
-
 // `relative` resolved against the folder of `file` (absolute paths stay as they are).
 std::string resolve_beside(const std::string& file, const std::string& relative);
 // `relative` resolved against `folder` (absolute paths stay as they are).

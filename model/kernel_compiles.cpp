@@ -25,6 +25,10 @@ std::vector<std::pair<int64_t, int64_t>> kernel_compile_heads(const ModelShape& 
   return {heads.begin(), heads.end()};
 }
 
+std::vector<std::pair<int64_t, int64_t>> kernel_compile_heads(const ModelShape& shape, const Transfer& transfer) {
+  return kernel_compile_heads(shape, tier_from_label(transfer.coefficients.tier), transfer.gpu.sm);
+}
+
 double CompileClasses::charge(const MicroBatch& batch) {
   const int c = kernel_compile_class(batch);
   if (c == 0 || (seen_ & (1u << c)) != 0) return 0;

@@ -16,6 +16,7 @@
 #include "model/batch.hpp"
 #include "model/shape.hpp"
 #include "model/tiers.hpp"
+#include "model/transfer.hpp"
 
 namespace stepcast::model {
 
@@ -31,6 +32,8 @@ int kernel_compile_class(const MicroBatch& batch);
 // its own kernels. Layers on flash, efficient or math compile none (prebuilt kernels): Gemma-4's 512-wide global
 // layers, every layer on an sm80 card.
 std::vector<std::pair<int64_t, int64_t>> kernel_compile_heads(const ModelShape& shape, const TierRules& tier, int sm);
+// The same under a prediction's transfer: its coefficients' tier on the GPU it predicts.
+std::vector<std::pair<int64_t, int64_t>> kernel_compile_heads(const ModelShape& shape, const Transfer& transfer);
 
 // A fresh machine's kernel cache: what each new class costs the run (kKernelCompileS x head sizes).
 struct ColdKernelCache {
