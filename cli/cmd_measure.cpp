@@ -128,11 +128,17 @@ harness::BuildOptions build_options(const MeasureOptions& o) {
   return build;
 }
 
+// One line to standard error in one write: the ranks of a multi-process run share it, and a line written piece by
+// piece interleaves with theirs.
+void log_line(const std::ostringstream& line) { std::cerr << line.str() << std::flush; }
+
 void report_model(const harness::Model& model, const model::ModelShape& shape, const torch::Device& device) {
   harness::synchronize(device);
-  std::cerr << "measure: built " << model.parameter_count() << " parameters (describe: "
-            << model::count_params(shape).total << "), " << model.lora_modules() << " LoRA modules, "
-            << harness::allocated_bytes(device) / (1 << 20) << " MiB allocated\n";
+  std::ostringstream line;
+  line << "measure: built " << model.parameter_count() << " parameters (describe: " << model::count_params(shape).total
+       << "), " << model.lora_modules() << " LoRA modules, " << harness::allocated_bytes(device) / (1 << 20)
+       << " MiB allocated\n";
+  log_line(line);
 }
 
 // "SAMPLES:SEED" of --run-synthetic.
@@ -227,9 +233,11 @@ std::unique_ptr<harness::ShardedAdamW> shard_model(harness::Model& model, harnes
   run.optimizer_step = [step](const std::vector<torch::Tensor>& params) { step->step(params); };
   const torch::Device device = model.options().device;
   harness::synchronize(device);
-  std::cerr << "measure: fsdp rank " << group.rank() << " of " << group.world_size() << " keeps "
-            << model.parameter_count() << " parameter elements (layers sharded, embedding and final norm whole), "
-            << harness::allocated_bytes(device) / (1 << 20) << " MiB allocated\n";
+  std::ostringstream line;
+  line << "measure: fsdp rank " << group.rank() << " of " << group.world_size() << " keeps " << model.parameter_count()
+       << " parameter elements (layers sharded, embedding and final norm whole), "
+       << harness::allocated_bytes(device) / (1 << 20) << " MiB allocated\n";
+  log_line(line);
   return optimizer;
 }
 
@@ -239,8 +247,10 @@ void run_one_run(const MeasureOptions& o, const model::ModelShape& shape) {
   if (o.rank >= 0) group = join_ranks(o, run, corpus);
   const harness::BuildOptions build = build_options(o);
   const harness::DeviceInfo dev = harness::device_info(build.device);
-  std::cerr << "measure: run " << harness::run_id(run) << " of " << shape.name << " on " << dev.name << ", "
-            << corpus.size() << " samples\n";
+  std::ostringstream line;
+  line << "measure: run " << harness::run_id(run) << " of " << shape.name << " on " << dev.name << ", "
+       << corpus.size() << " samples\n";
+  log_line(line);
   harness::Model model(shape, build);
   report_model(model, shape, build.device);
   std::unique_ptr<harness::ShardedAdamW> sharded;

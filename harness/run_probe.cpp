@@ -237,12 +237,15 @@ RunSummary run_recorded(Model& model, const planner::Corpus& corpus, const RunOp
     calibrate::append_record(o.out, rec);
     summary.total_s = elapsed;
     ++summary.micro_batches;
-    if (o.progress)
-      std::cerr << "[run " << summary.id << "] micro-batch " << b + 1 << "/" << n << " " << rows.size() << "x"
-                << mb.width << (batch.packed() ? " (" + std::to_string(mb.documents) + " documents)" : "")
-                << (first_seen ? " first-seen" : "") << ": " << fixed(step_s, 3) << " s"
-                << (optimizer_s ? ", optimizer " + fixed(*optimizer_s, 3) + " s" : "") << ", elapsed "
-                << fixed(elapsed, 1) << " s" << std::endl;
+    if (o.progress) {  // one write: the ranks of a multi-process run share standard error
+      std::ostringstream line;
+      line << "[run " << summary.id << "] micro-batch " << b + 1 << "/" << n << " " << rows.size() << "x" << mb.width
+           << (batch.packed() ? " (" + std::to_string(mb.documents) + " documents)" : "")
+           << (first_seen ? " first-seen" : "") << ": " << fixed(step_s, 3) << " s"
+           << (optimizer_s ? ", optimizer " + fixed(*optimizer_s, 3) + " s" : "") << ", elapsed " << fixed(elapsed, 1)
+           << " s\n";
+      std::cerr << line.str() << std::flush;
+    }
   }
   if (activity != nullptr && o.kernel_batch >= 0 && o.kernel_batch < n) {
     schedule.fill(o.kernel_batch, mb);
