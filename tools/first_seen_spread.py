@@ -4,7 +4,9 @@
 For every warm micro-batch of a recorded run that met a shape new to its process (no JIT growth, not the run's
 first micro-batch), the excess of its step over the default predictor's steady step (`stepcast predict
 --measurements F --format json`). Prints the median per family and how well one constant and a host-scaled cost
-(c + r x predicted host seconds, host-bound steps only) fit all excesses (mean absolute error, grid search).
+(c + r x predicted host seconds, host-bound steps only) fit all excesses (mean absolute error, grid search). Then, on
+the warm runs without a kernel compile, the run-level MAPE with the default's first-seen cost and with two
+constants by bound (device-bound, host-bound), each fitted on the other runs (leave one run out).
 
     python3 tools/first_seen_spread.py [RECORDS.jsonl ...]   (default: every H200 campaign run file)
 STEPCAST names the binary (default build/cli/stepcast).
@@ -13,6 +15,7 @@ import collections
 import glob
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -53,6 +56,50 @@ def main(files):
                  for c in grid for r in [i / 20 for i in range(21)])
     print("%d excesses; one constant: MAE %.4f s at %.3f s; c + r*H (host-bound): MAE %.4f s at c %.3f, r %.2f" % (
         len(rows), const[0], const[1], *scaled))
+    two_constants(files)
+
+
+def run_totals(path):
+    """(measured s, predicted s, host-bound new shapes, device-bound new shapes) of a warm run file, else None."""
+    out = subprocess.run([BIN, "predict", "--measurements", path, "--stack", "transformers-peft", "--dtype",
+                          "bfloat16", "--format", "json"], capture_output=True, text=True)
+    if out.returncode:
+        return None
+    recs = [r for r in json.loads(out.stdout)["records"] if r.get("run")]
+    if not recs or any(r.get("jit_cache_files_added") or r.get("label") == "cold" for r in recs):
+        return None
+    check = subprocess.run([BIN, "validate", "--run", path, "--stack", "transformers-peft", "--dtype", "bfloat16"],
+                           capture_output=True, text=True).stdout
+    m = re.search(r"total: measured ([\d.]+) s, predicted ([\d.]+) s", check)
+    if not m:
+        return None
+    new = [r for r in recs if r["run"].get("first_seen") and r["run"]["index"] > 0]
+    host = sum(1 for r in new if r["predicted_host_s"] > r["predicted_device_s"])
+    return float(m.group(1)), float(m.group(2)), host, len(new) - host
+
+
+def two_constants(files, fitted=0.144):
+    """Leave-one-run-out MAPE of run totals: one first-seen constant against two by bound (the default charges
+    `fitted` seconds a new shape, the pooled default's first_seen_s)."""
+    runs = [t for t in (run_totals(f) for f in files) if t]
+    grid = [i / 1000 for i in range(50, 400, 4)]
+
+    def err(run, a, b):
+        meas, pred, host, dev = run
+        return abs((pred + host * (b - fitted) + dev * (a - fitted)) / meas - 1)
+
+    def loo(pairs):
+        total = 0
+        for k, run in enumerate(runs):
+            rest = runs[:k] + runs[k + 1:]
+            a, b = min(pairs, key=lambda ab: sum(err(r, *ab) for r in rest))
+            total += err(run, a, b)
+        return total / len(runs)
+
+    one = loo([(c, c) for c in grid])
+    two = loo([(a, b) for a in grid[::2] for b in grid[::2]])
+    print("%d warm runs without a compile: leave one run out, one constant MAPE %.1f %%, two by bound %.1f %%" % (
+        len(runs), 100 * one, 100 * two))
 
 
 if __name__ == "__main__":
