@@ -6,7 +6,7 @@
 //   padded rows (an explicit padding mask): the largest of 128, 64, 8, 4, 2, 1 that divides the width (the mask
 //                                           row's alignment);
 //   unpadded rows (is_causal, no mask):     whether 64 divides the width.
-// Replayed over 24 machines' campaign records (tools/jit_classes.py), the rule names 124 of 129 steps that
+// Replayed over 25 machines' campaign records (tools/jit_classes.py), the rule names 134 of 135 steps that
 // compiled, and predicts 4 that did not. Packed micro-batches reach attention without a padding mask on another
 // path whose compiles were never recorded: they count none.
 #include <cstdint>

@@ -9,7 +9,8 @@ cuDNN SDPA class is new to the machine, the class being
 Prints, per folder and in all, the compiles the rule predicts and the records show, the ones only predicted, the
 ones only seen, and the seconds a compile costs (a probe's first step minus its steady step, where it compiled).
 
-    python3 tools/jit_classes.py [measurements/records/<folder> ...]   (default: every folder with an items.tsv)
+    python3 tools/jit_classes.py [measurements/records/<folder or records file> ...]
+    (default: every folder with an items.tsv; a records file is one machine, read in its own order)
 """
 import glob
 import json
@@ -40,16 +41,23 @@ def compile_class(record):
     return ("causal", head_dim(record["model"]), width % 64 == 0)
 
 
-def replay(folder):
-    processes = [line.split("\t")[0] for line in open(os.path.join(folder, "items.tsv")) if line.strip()][1:]
+def record_files(place):
+    """(process, records file) in the machine's order: a campaign folder's items.tsv, or one records file read in
+    its own order (the files written before campaigns, one machine each)."""
+    if os.path.isfile(place):
+        return [(os.path.basename(place), place)]
+    processes = [line.split("\t")[0] for line in open(os.path.join(place, "items.tsv")) if line.strip()][1:]
+    return [(p, os.path.join(place, "records", p.replace("/", "__") + ".jsonl")) for p in processes]
+
+
+def replay(place):
     seen, both, predicted_only, seen_only, seconds = set(), 0, [], [], []
-    for process in processes:
-        path = os.path.join(folder, "records", process.replace("/", "__") + ".jsonl")
+    for process, path in record_files(place):
         if not os.path.exists(path):
             continue
         for line in open(path):
             r = json.loads(line)
-            if "step_s" not in r or r.get("oom"):
+            if "step_s" not in r or r.get("oom") or "jit_cache_files_added" not in r:
                 continue
             key = compile_class(r)
             new, compiled = key not in seen, (r.get("jit_cache_files_added") or 0) > 0
