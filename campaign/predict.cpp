@@ -180,13 +180,14 @@ nlohmann::json lora_json(const io::LoraSettings& l) {
   return {{"rank", l.rank}, {"alpha", l.alpha}, {"dropout", l.dropout}, {"targets", l.targets}};
 }
 
-// The probes of an hf-peft plan item: the points, then kernel-table and memory-snapshot points (a point in several
-// lists is one probe that does each).
+// The probes of an hf-peft plan item: the points, then kernel-table, memory-snapshot and host-profile points (a point
+// in several lists is one probe that does each).
 nlohmann::json plan_probes(const io::ProbeSettings& probes) {
   nlohmann::json out = nlohmann::json::array();
-  std::set<std::string> tabled, snapped;
+  std::set<std::string> tabled, snapped, profiled;
   for (const auto& k : probes.kernels) tabled.insert(k.text);
   for (const auto& m : probes.memory_snapshots) snapped.insert(m.text);
+  for (const auto& h : probes.host_profiles) profiled.insert(h.text);
   const auto add = [&](const io::ProbePoint& point) {
     nlohmann::json j{{"point", point.text},
                      {"rows", point.row_tokens},
@@ -195,10 +196,11 @@ nlohmann::json plan_probes(const io::ProbeSettings& probes) {
                      {"repetitions", probes.repetitions}};
     if (tabled.count(point.text)) j["kernels"] = true;
     if (snapped.count(point.text)) j["memory_snapshot"] = true;
+    if (profiled.count(point.text)) j["host_profile"] = true;
     out.push_back(std::move(j));
   };
   std::set<std::string> done;
-  for (const auto* list : {&probes.points, &probes.kernels, &probes.memory_snapshots})
+  for (const auto* list : {&probes.points, &probes.kernels, &probes.memory_snapshots, &probes.host_profiles})
     for (const auto& point : *list)
       if (done.insert(point.text).second) add(point);
   return out;

@@ -98,6 +98,8 @@ void read_probes(MapReader& r, ProbeSettings& p) {
   if (given) p.kernels = std::move(kernels);
   auto snapshots = read_points(r, "memory_snapshots", given);
   if (given) p.memory_snapshots = std::move(snapshots);
+  auto profiles = read_points(r, "host_profiles", given);
+  if (given) p.host_profiles = std::move(profiles);
   r.read("warmup", p.warmup, false, 0, kMaxStepsPerPoint);
   r.read("repetitions", p.repetitions, false, 1, kMaxStepsPerPoint);
 }
@@ -302,6 +304,9 @@ void check_item(MapReader& r, const Draft& draft, CampaignItem& it, const std::s
     if (it.probes && !it.probes->memory_snapshots.empty())
       r.problem(key_path(r, "probes.memory_snapshots") + " on a harness item. Violated constraint: hf-peft items only "
                 "(the transformers + peft executor records the allocator's history)");
+    if (it.probes && !it.probes->host_profiles.empty())
+      r.problem(key_path(r, "probes.host_profiles") + " on a harness item. Violated constraint: hf-peft items only "
+                "(the transformers + peft executor runs torch.profiler)");
   } else {
     if (r.has("tier"))
       r.problem(r.node("tier"), key_path(r, "tier") + " on an hf-peft item. Violated constraint: its tier is "

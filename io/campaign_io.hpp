@@ -78,6 +78,9 @@ struct ProbeSettings {
   std::vector<ProbePoint> kernels;  // a kernel table each (not a check point: the harness times it under CUPTI)
   // hf-peft: one step each under the allocator's history, what is live at its peak (tools/device/hf_campaign.py)
   std::vector<ProbePoint> memory_snapshots;
+  // hf-peft: the point's first (first-seen) step and one repeat under torch.profiler, host time by operator
+  // (what a new shape costs on the host, docs/host.md "First-seen shapes"); not a check point
+  std::vector<ProbePoint> host_profiles;
   int64_t warmup = 1;
   int64_t repetitions = 2;
 };

@@ -131,6 +131,8 @@ TEST_CASE("each refusal names its file:line:col", "[campaign][io]") {
       {"items:\n  - {model: tests/data/configs/tiny-llama.json, lora: {targets: [q_prj]}}\n",
        "t.yaml:8:66: items[0].lora.targets: 'q_prj' names no nn.Linear module of tiny-llama"},
       {"items:\n  - {stack: hf-peft, tier: sdpa-auto/loop}\n", "t.yaml:8:28: items[0].tier on an hf-peft item"},
+      {"items:\n  - {stack: harness, tier: sdpa-auto/loop, probes: {host_profiles: [1x64]}}\n",
+       "items[0].probes.host_profiles on a harness item. Violated constraint: hf-peft items only"},
       {"items:\n  - stack: hf-peft\n    run: {policy: pack}\n", "t.yaml:8:5: items[0].run: policy pack on stack hf-peft"},
       {"items:\n  - run: {policy: pack, policies: [fixed]}\n", "t.yaml:8:10: items[0].run: 'policy' and 'policies'"},
       {"items:\n  - run: {corpus: {file: nowhere.csv}}\n", "t.yaml:8:26: items[0].run.corpus.file = 'nowhere.csv': no such file"},

@@ -41,7 +41,7 @@ const char* kRuns = R"(items:
       max_length: 512
       pad_to_multiple_of: 8
       seed: 4
-    probes: {points: [1x256, 2x256:0.25], kernels: [2x256:0.25, 1x128]}
+    probes: {points: [1x256, 2x256:0.25], kernels: [2x256:0.25, 1x128], host_profiles: [1x256, 4x64]}
 checks:
   - metric: run_wall_clock
     goal: {error: 0.1}
@@ -93,13 +93,17 @@ TEST_CASE("the plan's micro-batches are the planner's schedule, its shuffle incl
   // Repeats run the same micro-batches under their own ids.
   CHECK(items[4]["run"]["micro_batches"] == items[1]["run"]["micro_batches"]);
   CHECK(items[4]["run"]["id"] == "tiny-llama/synthetic-11-first-30/pad-to-longest/repeat-1");
-  // Probes: the points and the kernel-table points, a point in both once.
+  // Probes: the points, the kernel-table and the host-profile points, a point in several lists once.
   const auto& probes = items[0]["probes"];
-  REQUIRE(probes.size() == 3);
+  REQUIRE(probes.size() == 4);
   CHECK(probes[1]["point"] == "2x256:0.25");
   CHECK(probes[1]["kernels"] == true);
   CHECK(probes[2]["point"] == "1x128");
   CHECK_FALSE(probes[0].contains("kernels"));
+  CHECK(probes[0]["host_profile"] == true);
+  CHECK_FALSE(probes[1].contains("host_profile"));
+  CHECK(probes[3]["point"] == "4x64");
+  CHECK(probes[3]["host_profile"] == true);
 }
 
 TEST_CASE("run lines are plan simulation, micro-batch lines its timeline, probe lines predict --rows", "[campaign][predict]") {

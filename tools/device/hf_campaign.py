@@ -13,7 +13,10 @@ LoRA (peft) with the item's rank, alpha, dropout and targets; then its run (the 
 collator that pads right to the planned width with labels -100 on pads, forward, loss / accumulation, backward, and
 at each window's end clip 1.0 + AdamW + zero_grad), then its probes (warm-up, timed repetitions; a CUPTI-format
 kernel table of one profiled step where the probe asks for `kernels`; where it asks for `memory_snapshot`, one step
-under the allocator's history and what is live at its peak, grouped by the Python line that allocated it). No warm-up before the run: a run pays what a
+under the allocator's history and what is live at its peak, grouped by the Python line that allocated it; where it
+asks for `host_profile`, its first step and one repeat under torch.profiler, `host_profile.first` / `.repeat`: wall
+clock, device allocations, reserved growth, kernels, and host time by operator and runtime call, the probe's
+first_step_s then left out as the profiler's overhead is in it). No warm-up before the run: a run pays what a
 real run pays (process start, first-seen shapes; the item's `label` says whether the machine's kernel cache was
 cold, and every micro-batch counts the driver JIT cache files it added).
 
@@ -408,16 +411,25 @@ class Executor:
         try:
             batch = self.collate(rows, width, generator)
             jit0 = self.jit_files()
-            first = self.timed(batch)
+            profiled = bool(spec.get("host_profile"))
+            if profiled:  # the first-seen step itself, under the profiler: its first_step_s would carry the overhead
+                first_profile = self.host_profile(batch)
+            else:
+                first = self.timed(batch)
             for _ in range(max(0, warmup - 1)):
                 self.timed(batch)
             record["jit_cache_files_added"] = self.jit_files() - jit0
             torch.cuda.reset_peak_memory_stats()
             times = [self.timed(batch) for _ in range(reps)]
-            record.update(step_s=statistics.median(times), times_s=times, first_step_s=first,
+            record.update(step_s=statistics.median(times), times_s=times,
                           peak_gib=torch.cuda.max_memory_allocated() / GIB,
                           peak_reserved_gib=torch.cuda.max_memory_reserved() / GIB)
+            if not profiled:
+                record["first_step_s"] = first
             record["sdpa"] = self.take_sdpa()
+            if profiled:
+                record["host_profile"] = {"first": first_profile, "repeat": self.host_profile(batch)}
+                self.take_sdpa()  # the repeat's calls are the point's again
             if spec.get("kernels"):
                 record["kernel_table"], record["launches_per_step"] = self.kernel_table(batch, rows, width)
             if spec.get("memory_snapshot"):
@@ -441,6 +453,38 @@ class Executor:
         end.synchronize()
         self.model.zero_grad(set_to_none=True)
         return start.elapsed_time(end) / 1000.0
+
+    def host_profile(self, batch, top=80):
+        """One step under torch.profiler (CPU operators and CUDA runtime calls, kernels for their count): its wall
+        clock (synchronised, overhead included), the allocator's device allocations and growth, and the operators
+        and runtime calls by self host time, largest first, in microseconds (docs/host.md, "First-seen shapes")."""
+        torch = self.torch
+        activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+        stats0, reserved0 = torch.cuda.memory_stats(), torch.cuda.memory_reserved()
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        with torch.profiler.profile(activities=activities) as prof:
+            ids, mask, labels = batch
+            self.model(input_ids=ids, attention_mask=mask, labels=labels).loss.backward()
+            torch.cuda.synchronize()
+        wall = time.perf_counter() - t0
+        self.model.zero_grad(set_to_none=True)
+        stats1 = torch.cuda.memory_stats()
+        rows, kernels, kernel_us = [], 0, 0.0
+        for e in prof.key_averages():
+            device_us = float(getattr(e, "self_device_time_total", getattr(e, "self_cuda_time_total", 0)) or 0)
+            if device_us > 0 and float(e.self_cpu_time_total) == 0:
+                kernels += int(e.count)
+                kernel_us += device_us
+                continue
+            rows.append({"name": e.key, "count": int(e.count), "self_us": float(e.self_cpu_time_total)})
+        rows.sort(key=lambda r: -r["self_us"])
+        grown = lambda key: int(stats1.get(key, 0)) - int(stats0.get(key, 0))
+        return {"wall_s": wall, "host_self_us": sum(r["self_us"] for r in rows), "kernels": kernels,
+                "kernel_us": kernel_us, "device_allocs": grown("num_device_alloc"),
+                "device_frees": grown("num_device_free"),
+                "reserved_grown_gib": (torch.cuda.memory_reserved() - reserved0) / GIB,
+                "operators": rows[:top], "other_self_us": sum(r["self_us"] for r in rows[top:])}
 
     def kernel_table(self, batch, rows, width):
         """One profiled step as a CUPTI-format kernel table (kernels/cupti_table.hpp), read by `stepcast kernels`."""
