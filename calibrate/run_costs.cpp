@@ -1,6 +1,7 @@
 #include "calibrate/run_costs.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -17,14 +18,18 @@ namespace {
 class SteadySteps {
  public:
   SteadySteps(const FitShapes& shapes, const model::Coefficients& c) : shapes_(shapes), c_(c) {}
-  double step_s(const Record& r) {
+  double step_s(const Record& r) { return model_of(r).step_s(to_batch(r)); }
+  // The cuDNN attention graphs the record's shape builds when new (model/features.hpp, cudnn_graphs): the
+  // first-seen term is a cost per graph.
+  int graphs(const Record& r) { return std::popcount(model_of(r).first_seen_graphs(to_batch(r))); }
+
+ private:
+  const model::StepModel& model_of(const Record& r) {
     const model::LoraChoice lora = lora_choice(r, c_.lora_rank);
     auto& m = models_[r.model + "|" + lora_key(lora)];
     if (!m) m = std::make_unique<model::StepModel>(shapes_.of(r), c_, model::gpu_info(c_.gpu), lora);
-    return m->step_s(to_batch(r));
+    return *m;
   }
-
- private:
   const FitShapes& shapes_;
   const model::Coefficients& c_;
   std::map<std::string, std::unique_ptr<model::StepModel>> models_;
@@ -120,8 +125,8 @@ void fit_run_costs(const FitShapes& shapes, const std::vector<Record>& records, 
     if (!first || !r.step_s || r.oom || !flag(r, "first_seen") || compiled_kernels(r)) continue;
     if (flag(r, "first_in_process")) {
       start_probe_raw.push_back(*first - *r.step_s);
-    } else {
-      first_seen.values.push_back(*first - *r.step_s);
+    } else if (const int g = steady.graphs(r); g > 0) {
+      first_seen.values.push_back((*first - *r.step_s) / g);
       ++first_seen.from_probes;
     }
   }
@@ -132,12 +137,12 @@ void fit_run_costs(const FitShapes& shapes, const std::vector<Record>& records, 
       const double excess = *step.record.step_s - steady.step_s(step.record);
       if (step.index == 0) {
         run_start_raw.push_back(excess);
-      } else if (step.first_seen) {
-        first_seen.values.push_back(excess);
+      } else if (const int g = step.first_seen ? steady.graphs(step.record) : 0; g > 0) {
+        first_seen.values.push_back(excess / g);
         ++first_seen.from_runs;
       }
     }
-  set_term(coefficients.run[model::kFirstSeen], first_seen, "first-step excesses over the steady step");
+  set_term(coefficients.run[model::kFirstSeen], first_seen, "first-step excesses over the steady step, per cuDNN graph");
   const double fs = coefficients.run[model::kFirstSeen].value;
   for (double x : start_probe_raw) {
     start.values.push_back(x - fs);

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <iostream>
 #include <map>
@@ -88,6 +89,7 @@ nlohmann::json predict_record(const model::StepModel& m, const model::Transfer& 
   j["predicted_device_s"] = sides.device_s;
   j["predicted_host_s"] = sides.host_s;
   j["bound"] = sides.host_bound() ? "host" : "device";
+  j["first_seen_graphs"] = std::popcount(m.first_seen_graphs(b));
   j["predicted_peak_gib"] = peak;
   if (r.step_s && !r.oom) j["step_error_rel"] = (step - *r.step_s) / *r.step_s;
   if (r.usable_peak()) j["peak_error_rel"] = (peak - *r.peak_gib) / *r.peak_gib;
@@ -144,6 +146,7 @@ void run_batch(const predict::Predictor& p, const PredictOptions& o) {
                                 {"predicted_host_s", sides.host_s},
                                 {"bound", sides.host_bound() ? "host" : "device"},
                                 {"first_seen_s", m.first_seen_s(b)},
+                                {"first_seen_graphs", std::popcount(m.first_seen_graphs(b))},
                                 {"predicted_peak_gib", table.total_gib()},
                                 {"memory", memory_json(table)}};
     // Absent, not null, when the transfer has no measured error (every JSON figure is a number).
@@ -166,8 +169,11 @@ void run_batch(const predict::Predictor& p, const PredictOptions& o) {
               << " launches), overlap p = " << fixed(m.coefficients().overlap_exponent, 1) << "\n";
   else
     std::cout << "  bound by the device (these coefficients have no host term)\n";
-  if (m.first_seen_s(b) > 0)
-    std::cout << "  a shape new to the process pays " << fixed(m.first_seen_s(b), 3) << " s once more\n";
+  if (const int graphs = std::popcount(m.first_seen_graphs(b)); m.first_seen_s(b) > 0)
+    std::cout << "  a shape new to the process pays " << fixed(m.first_seen_s(b), 3) << " s once more (" << graphs
+              << " cuDNN attention graph" << (graphs == 1 ? "" : "s") << " built)\n";
+  else if (graphs == 0)
+    std::cout << "  a shape new to the process builds no cuDNN attention graph: no first-seen cost\n";
   for (const auto& i : table.items)
     std::cout << "    " << i.name << std::string(36 - std::min<size_t>(35, i.name.size()), ' ')
               << fixed(static_cast<double>(i.bytes) / 1073741824.0, 3) << " GiB  (" << i.lifetime << ")\n";

@@ -67,9 +67,13 @@ class StepPredictor {
     return {s, s, 0};
   }
   // One-off seconds the first micro-batch of a shape (rows x width) not seen before in the process pays
-  // on top of step_s: kernel plans built and cached per shape (cuDNN SDPA graphs, cuBLAS heuristics,
-  // allocator growth). Calibrated per tier from first-seen probes; 0 when unknown.
+  // on top of step_s, when every graph it needs (first_seen_graphs) is new: execution graphs built and cached
+  // per shape (cuDNN's SDPA, docs/host.md "What a first-seen shape pays for"). Calibrated per tier from
+  // first-seen probes and runs; 0 when unknown.
   virtual double first_seen_s(const MicroBatch& /*batch*/) const { return 0; }
+  // The graphs a micro-batch's shape needs, as a set of small signature ids (bit i: signature i); a run pays
+  // first_seen_s's share once per (rows, width, signature) it has not met. The default: one, the shape itself.
+  virtual uint32_t first_seen_graphs(const MicroBatch& /*batch*/) const { return 1; }
   // One-off seconds the very first micro-batch of a fresh process pays on top of first_seen_s (CUDA,
   // cuBLAS and cuDNN initialisation). 0 when unknown.
   virtual double run_start_s() const { return 0; }
@@ -87,10 +91,12 @@ class StepPredictor {
   }
 };
 
-// The key a kernel-plan cache sees: rows x padded width (packed rows are max_length wide).
+// The key a kernel-plan cache sees: rows x padded width (packed rows are max_length wide), and for a graph cache
+// the graph's signature id (0..31, StepPredictor::first_seen_graphs).
 struct ShapeKey {
   int64_t rows = 0;
   int64_t width = 0;
+  int64_t graph = 0;
   friend bool operator==(const ShapeKey&, const ShapeKey&) = default;
   friend auto operator<=>(const ShapeKey&, const ShapeKey&) = default;
 };

@@ -1,6 +1,7 @@
 #include "model/features.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 
@@ -160,6 +161,7 @@ FeatureMaker::FeatureMaker(const ModelShape& shape, const ModuleTable& modules, 
                            const LoraChoice& lora_choice, ExpertWork expert_work, MemoryWork memory_work)
     : tier_(tier), gpu_(gpu), expert_work_(expert_work), memory_work_(memory_work) {
   const int sm = tier.kernel_sm > 0 ? tier.kernel_sm : gpu.sm;
+  std::vector<std::array<int64_t, 5>> signatures;  // cuDNN graph signatures met, in order: their index is the id
   for (const auto& g : layers_by_type(shape)) {
     LayerType t;
     t.spec = g.spec;
@@ -167,7 +169,14 @@ FeatureMaker::FeatureMaker(const ModelShape& shape, const ModuleTable& modules, 
     for (int path = 0; path < 3; ++path)
       for (int wide = 0; wide < 2; ++wide) {
         const bool bites = wide == 1;
-        t.plan[path][wide] = plan_path(tier, g.spec, static_cast<AttentionPath>(path), sm, bites);
+        const LayerPlan& p = t.plan[path][wide] = plan_path(tier, g.spec, static_cast<AttentionPath>(path), sm, bites);
+        if (p.backend != Backend::cudnn) continue;
+        const std::array<int64_t, 5> sig{g.spec.head_dim, g.spec.value_dim(), g.spec.num_heads,
+                                         p.expand_kv ? g.spec.num_heads : g.spec.num_kv_heads, p.explicit_mask};
+        const auto it = std::find(signatures.begin(), signatures.end(), sig);
+        const auto id = static_cast<size_t>(it - signatures.begin());
+        if (it == signatures.end() && signatures.size() < 32) signatures.push_back(sig);
+        t.graph[path][wide] = static_cast<int8_t>(std::min<size_t>(id, 31));
       }
     types_.push_back(t);
   }
@@ -278,9 +287,14 @@ StepFeatures FeatureMaker::step(const MicroBatch& batch) const {
   return f;
 }
 
-bool FeatureMaker::all_varlen(const MicroBatch& batch) const {
+uint32_t FeatureMaker::cudnn_graphs(const MicroBatch& batch) const {
   const AttentionPath path = attention_path(batch);
-  return std::all_of(types_.begin(), types_.end(), [&](const LayerType& t) { return t.at(path, batch.width).varlen; });
+  uint32_t graphs = 0;
+  for (const LayerType& t : types_) {
+    const int id = t.graph_at(path, batch.width);
+    if (id >= 0) graphs |= 1u << id;
+  }
+  return graphs;
 }
 
 MemoryFeatures FeatureMaker::memory(const MicroBatch& batch) const {

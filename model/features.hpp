@@ -362,10 +362,13 @@ class FeatureMaker {
   MemoryFeatures memory(const MicroBatch& batch) const;
   // A micro-batch at `at` in a run: the state alive then as its base, and the run-only terms' features.
   MemoryFeatures memory(const MicroBatch& batch, const RunPosition& at) const;
-  // True when every layer of `batch` runs a varlen kernel (flash / CUTLASS efficient with the documents'
-  // offsets): such kernels take the lengths as data and build no plan per shape, so a new rows x width costs
-  // no first-seen time (measured: docs/planner.md "Packing, measured").
-  bool all_varlen(const MicroBatch& batch) const;
+  // The execution graphs cuDNN's SDPA builds for `batch` when its rows x width is new to the process, as a set of
+  // signature ids (bit i): one per distinct (q/k and v head sizes, query heads, K/V heads as passed, explicit mask
+  // or is_causal) among the layer types whose plan runs cuDNN. cuDNN caches one graph per shape and signature, at
+  // 0.09 s forward + 0.05 s backward of host time each (measured, docs/host.md "What a first-seen shape pays
+  // for"); flash, efficient and math kernels, varlen ones included, take the shape as arguments and build none
+  // (packed varlen runs pay no first-seen time: docs/planner.md "Packing, measured").
+  uint32_t cudnn_graphs(const MicroBatch& batch) const;
   const TierRules& tier() const { return tier_; }
   const GpuInfo& gpu() const { return gpu_; }
   // A micro-batch of steady training: the weights and everything that trains (adapters, gradients, AdamW states).
@@ -385,8 +388,12 @@ class FeatureMaker {
     int64_t count = 0;
     // [AttentionPath][window bites]: the harness's plan at the same width (window_needs_mask).
     LayerPlan plan[3][2];
+    int8_t graph[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}};  // the cuDNN graph signature id of each plan; -1: none
     const LayerPlan& at(AttentionPath path, int64_t width) const {
       return plan[static_cast<int>(path)][window_needs_mask(local_attention_size(spec), width) ? 1 : 0];
+    }
+    int graph_at(AttentionPath path, int64_t width) const {
+      return graph[static_cast<int>(path)][window_needs_mask(local_attention_size(spec), width) ? 1 : 0];
     }
     const LayerPlan& at(bool masked, int64_t width) const {
       return at(masked ? AttentionPath::explicit_mask : AttentionPath::plain, width);

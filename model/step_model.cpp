@@ -1,5 +1,7 @@
 #include "model/step_model.hpp"
 
+#include <bit>
+
 #include "model/allocator.hpp"
 
 namespace stepcast::model {
@@ -56,7 +58,7 @@ StepModel::Sides StepModel::sides(const MicroBatch& batch) const {
 double StepModel::step_s(const MicroBatch& batch) const { return sides(batch).step_s; }
 
 double StepModel::first_seen_s(const MicroBatch& batch) const {
-  return features_.all_varlen(batch) ? 0.0 : run_[kFirstSeen];
+  return run_[kFirstSeen] * std::popcount(first_seen_graphs(batch));
 }
 double StepModel::run_start_s() const { return run_[kRunStart]; }
 double StepModel::optimizer_step_s() const { return run_[kOptimizerStep]; }

@@ -25,7 +25,8 @@ class StepModel : public StepPredictor {
   // micro-batch (its state then, and the run-only terms): what a record measured (calibrate::run_position).
   double peak_gib(const MicroBatch& batch, const RunPosition& at) const;
   double probe_peak_gib(const MicroBatch& batch) const { return peak_gib(batch, RunPosition{}); }
-  double first_seen_s(const MicroBatch& batch) const override;
+  double first_seen_s(const MicroBatch& batch) const override;  // first_seen_s per graph x the batch's graphs
+  uint32_t first_seen_graphs(const MicroBatch& batch) const override { return features_.cudnn_graphs(batch); }
   double run_start_s() const override;
   double optimizer_step_s() const override;
   MemoryParts memory_parts(const MicroBatch& batch) const override;

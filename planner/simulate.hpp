@@ -4,7 +4,7 @@
 //
 // wall_clock_s = startup_s
 //              + epochs * sum over the epoch's micro-batches of step_s(batch)
-//              + sum over the distinct shapes (rows x width) of first_seen_s(first batch of the shape)
+//              + first_seen_s per graph of each distinct shape (rows x width) (planner/timeline.hpp)
 //              + run_start_s
 //              + compile seconds of the kernel classes first met       (a cold machine only: RunSpec::cold_cache)
 //              + steps * optimizer_step_s                       (steps = ceil(micro-batches / accumulation))

@@ -1,5 +1,6 @@
 #include "planner/timeline.hpp"
 
+#include <bit>
 #include <stdexcept>
 
 namespace stepcast::planner {
@@ -10,7 +11,8 @@ namespace {
 constexpr uint64_t kEmpty = ~uint64_t{0};
 
 uint64_t pack(model::ShapeKey key) {
-  return (static_cast<uint64_t>(key.rows) << 32) ^ static_cast<uint64_t>(key.width);
+  return (static_cast<uint64_t>(key.rows) << 32) ^ static_cast<uint64_t>(key.width) ^
+         (static_cast<uint64_t>(key.graph) << 58);  // ids 0..31 stay below the all-ones word
 }
 
 // Fibonacci hashing: the high bits of key * 2^64/phi spread neighbouring widths over the table.
@@ -50,7 +52,13 @@ BatchCharge RunCharger::next(const model::MicroBatch& batch) {
   c.step_s = sides.step_s;
   c.host_bound = sides.host_bound();
   c.new_shape = shapes_.insert(model::shape_key(batch));
-  if (c.new_shape) c.first_seen_s = predictor_.first_seen_s(batch);
+  // Each graph the shape needs is built once per process (model/batch.hpp, first_seen_graphs): a shape met
+  // before under another signature (padded after unpadded) still builds the new one.
+  const uint32_t graphs = predictor_.first_seen_graphs(batch);
+  int fresh = 0;
+  for (uint32_t g = graphs; g != 0; g &= g - 1)
+    fresh += graphs_.insert({batch.num_rows(), batch.width, std::countr_zero(g)}) ? 1 : 0;
+  if (fresh > 0) c.first_seen_s = predictor_.first_seen_s(batch) * fresh / std::popcount(graphs);
   if (compiles_) c.compile_s = compiles_->charge(batch);
   if (!started_) {
     c.run_start_s = predictor_.run_start_s();

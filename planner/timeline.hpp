@@ -3,7 +3,10 @@
 // simulate() (planner/simulate.hpp) and a recorded run's check (`stepcast validate --run`) use.
 //
 //   micro-batch i pays   step_s(batch_i)
-//                      + first_seen_s(batch_i)   if its shape (rows x width) was not met before in the run
+//                      + first_seen_s(batch_i)   for the graphs of its shape (rows x width) not met before in the
+//                                                run (model/batch.hpp, first_seen_graphs: cuDNN's SDPA builds one
+//                                                per shape and signature; a shape whose attention runs no cuDNN
+//                                                layer pays none)
 //                      + run_start_s()           if i = 0 (the fresh process's first micro-batch)
 //                      + compile seconds         on a cold machine (RunSpec::cold_cache), if its kernel class is
 //                                                new to the run (model/kernel_compiles.hpp)
@@ -39,7 +42,7 @@ class ShapeSet {
 // What one micro-batch costs, seconds.
 struct BatchCharge {
   double step_s = 0;
-  double first_seen_s = 0;  // 0 unless the shape is new to the run
+  double first_seen_s = 0;  // 0 unless one of the shape's graphs is new to the run
   double run_start_s = 0;   // 0 unless it is the run's first micro-batch
   double compile_s = 0;     // 0 unless the machine is cold and the micro-batch's kernel class is new
   bool new_shape = false;
@@ -62,6 +65,7 @@ class RunCharger {
  private:
   const model::StepPredictor& predictor_;
   ShapeSet shapes_;
+  ShapeSet graphs_;  // (rows, width, graph signature) built so far
   std::optional<model::CompileClasses> compiles_;
   bool started_ = false;
 };

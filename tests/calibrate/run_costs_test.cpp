@@ -22,7 +22,7 @@ sm::Coefficients steady_half_second() {
   sm::Coefficients c;
   c.model = "gemma-4-26b-a4b";
   c.gpu = "NVIDIA H200";
-  c.tier = "hf-sdpa-efficient/loop";
+  c.tier = "sdpa-auto/grouped/gqa-expand";  // cuDNN on the sliding layers: one graph a new shape
   c.step[sm::kFixed] = {0.5, 0, true, ""};
   return c;
 }
@@ -31,7 +31,7 @@ sc::Record base(int64_t width, double step_s) {
   sc::Record r;
   r.model = "gemma-4-26b-a4b";
   r.gpu = "NVIDIA H200";
-  r.tier = "hf-sdpa-efficient/loop";
+  r.tier = "sdpa-auto/grouped/gqa-expand";
   r.rows = {width};
   r.width = width;
   r.step_s = step_s;
@@ -184,6 +184,28 @@ TEST_CASE("run costs from first-seen and optimizer probes", "[run_costs]") {
   // start: 3.0 - 1.25; no recorded run, so no first-optimizer extra is added.
   CHECK(c.run[sm::kRunStart].value == Approx(1.75).epsilon(1e-12));
   CHECK_FALSE(has_note(notes, "recorded run(s)"));
+}
+
+TEST_CASE("first-seen samples are per cuDNN graph: a tier that builds none gives none", "[run_costs]") {
+  const auto shape = stepcast::io::load_model("gemma-4-26b-a4b");
+  std::vector<sc::Record> records;
+  for (double first : {2.0, 2.5}) {
+    sc::Record r = base(512, 1.0);
+    r.extra["first_step_s"] = first;
+    r.extra["first_seen"] = true;
+    records.push_back(r);
+  }
+  sm::Coefficients c = steady_half_second();
+  std::vector<std::string> notes;
+  sc::fit_run_costs(shape, records, "probes.jsonl", c, notes);
+  CHECK(c.run[sm::kFirstSeen].value == Approx(1.25).epsilon(1e-12));  // one graph a shape (the sliding layers)
+  // Forced onto the efficient kernels, the same excesses are no graph's cost: nothing is fitted from them.
+  for (auto& r : records) r.tier = "hf-sdpa-efficient/loop";
+  c = steady_half_second();
+  c.tier = "hf-sdpa-efficient/loop";
+  sc::fit_run_costs(shape, records, "probes.jsonl", c, notes);
+  CHECK_FALSE(c.run[sm::kFirstSeen].selected);
+  CHECK(c.run[sm::kFirstSeen].reason.find("per cuDNN graph") != std::string::npos);
 }
 
 TEST_CASE("run costs: without samples every run term stays unselected, with the reason", "[run_costs]") {

@@ -5,9 +5,11 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <filesystem>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "calibrate/records.hpp"
@@ -32,7 +34,7 @@ sm::Coefficients hand_coefficients() {
   sm::Coefficients c;
   c.model = "gemma-4-26b-a4b";
   c.gpu = "NVIDIA H200";
-  c.tier = "hf-sdpa-efficient/loop";
+  c.tier = "sdpa-auto/grouped/gqa-expand";  // cuDNN on the sliding layers: one graph a new shape
   c.points = 10;
   c.tool_version = "test";
   c.date = "2026-12-02T00:00:00Z";
@@ -65,7 +67,7 @@ std::string run_lines(const std::string& id, const std::string& policy, const st
     sc::Record r;
     r.model = "gemma-4-26b-a4b";
     r.gpu = "NVIDIA H200";
-    r.tier = "hf-sdpa-efficient/loop";
+    r.tier = "sdpa-auto/grouped/gqa-expand";  // cuDNN on the sliding layers: one graph a new shape
     r.rows = b.rows;
     r.width = b.width;
     r.step_s = b.step_s;
@@ -211,7 +213,7 @@ TEST_CASE("validate --run: bad input exits 2 with a clear message", "[validate_r
     const auto r = run_cli("validate --run " + files.runs.path());
     INFO(r.err);
     CHECK(r.exit_code == 0);
-    CHECK(contains(r.out, "transferred tier 'hf-peft/sdpa-grouped_mm' -> 'hf-sdpa-efficient/loop'"));
+    CHECK(contains(r.out, "transferred tier 'hf-peft/sdpa-grouped_mm' -> 'sdpa-auto/grouped/gqa-expand'"));
   }
   SECTION("a coefficient file that does not exist") {
     const auto r = run_cli("validate --run " + files.runs.path() + " --coefficients /nonexistent/c.yaml");
@@ -380,7 +382,7 @@ std::string steady_lines(const sm::StepModel& m, const std::vector<int64_t>& wid
       sc::Record r;
       r.model = "gemma-4-26b-a4b";
       r.gpu = "NVIDIA H200";
-      r.tier = "hf-sdpa-efficient/loop";
+      r.tier = "sdpa-auto/grouped/gqa-expand";
       r.rows.assign(static_cast<size_t>(rows), w);
       r.width = w;
       const double noise = 0.002 * (((seed + static_cast<unsigned>(k++)) % 5) - 2.0) / 2.0;  // -0.2 % .. +0.2 %
@@ -399,7 +401,7 @@ TEST_CASE("calibrate over two files, then validate --run with what it wrote", "[
   sm::Coefficients truth;
   truth.model = "gemma-4-26b-a4b";
   truth.gpu = "NVIDIA H200";
-  truth.tier = "hf-sdpa-efficient/loop";
+  truth.tier = "sdpa-auto/grouped/gqa-expand";  // cuDNN on the sliding layers: one graph a new shape
   truth.step[sm::kGemm] = {0.0045, 0, true, ""};
   truth.step[sm::kAttention] = {0.009, 0, true, ""};
   truth.step[sm::kHost] = {0.02, 0, true, ""};
@@ -409,15 +411,20 @@ TEST_CASE("calibrate over two files, then validate --run with what it wrote", "[
   // A run of short micro-batches (host-bound), accumulation 2, as the truth's cost rule charges it.
   const std::vector<std::pair<std::vector<int64_t>, int64_t>> shapes = {
       {{200, 256}, 256}, {{500, 300}, 512}, {{256, 100}, 256}, {{900}, 1024}, {{512, 512}, 512}, {{1000, 700}, 1024}};
+  // First-seen cost per cuDNN graph: 2 x 512 unpadded (index 4) after 2 x 512 padded (index 1) is no new shape
+  // but builds a new graph (is_causal, not a mask), and pays.
   std::vector<Batch> batches;
-  std::vector<std::pair<size_t, int64_t>> seen;
+  std::vector<std::tuple<size_t, int64_t, uint32_t>> seen;
+  int host_bound = 0;
   for (size_t i = 0; i < shapes.size(); ++i) {
     sm::MicroBatch b;
     b.rows = shapes[i].first;
     b.width = shapes[i].second;
-    const std::pair<size_t, int64_t> key{b.rows.size(), b.width};
+    REQUIRE(std::popcount(m.first_seen_graphs(b)) == 1);
+    const std::tuple<size_t, int64_t, uint32_t> key{b.rows.size(), b.width, m.first_seen_graphs(b)};
     const bool first = std::find(seen.begin(), seen.end(), key) == seen.end();
     if (first) seen.push_back(key);
+    host_bound += m.sides(b).host_bound() ? 1 : 0;
     const double step = m.step_s(b) + (first ? 1.0 : 0.0) + (i == 0 ? 3.0 : 0.0);
     batches.push_back({b.rows, b.width, step, i % 2 == 1 ? 0.2 : -1.0});
   }
@@ -454,10 +461,12 @@ TEST_CASE("calibrate over two files, then validate --run with what it wrote", "[
   // The calibration predicts the run it was given within 1 % (its steady part is within the 0.2 % noise).
   r = run_cli("validate --run " + large.path() + " --coefficients " + out + " --max-total-error 0.01 --format json");
   std::filesystem::remove(out);
+  INFO(r.out << r.err);
   REQUIRE(r.exit_code == 0);
   const auto j = nlohmann::json::parse(r.out)["runs"][0];
   CHECK(j["distinct_shapes"] == 4);
-  CHECK(j["host_bound_micro_batches"] == 6);
+  CHECK(host_bound >= 5);  // short micro-batches: the host bounds most
+  CHECK(j["host_bound_micro_batches"] == host_bound);
   CHECK(std::abs(j["error_rel"].get<double>()) < 0.01);
 }
 

@@ -1,6 +1,7 @@
 // The host side of a step (model/features.hpp): the smooth maximum of device and host seconds, the host term
 // from launches per step, and StepModel::sides() saying which side bounds a micro-batch. Numbers by hand.
 #include <array>
+#include <bit>
 #include <cmath>
 
 #include "catch.hpp"
@@ -159,7 +160,15 @@ TEST_CASE("StepModel: the run terms are used only when selected", "[host][run]")
   c.run[sm::kRunStart] = {3.5, 0.2, true, ""};
   c.run[sm::kOptimizerStep] = {0.2, 0.01, false, ""};
   const sm::StepModel m(shape, c);
-  CHECK(m.first_seen_s(batch(2, 1024)) == 1.25);
+  // Forced onto the efficient kernels, no layer builds a cuDNN graph: a new shape costs nothing more.
+  CHECK(m.first_seen_graphs(batch(2, 1024)) == 0u);
+  CHECK(m.first_seen_s(batch(2, 1024)) == 0.0);
   CHECK(m.run_start_s() == 3.5);
   CHECK(m.optimizer_step_s() == 0.0);
+  // On the auto tier the sliding layers (head_dim 256) run cuDNN, the 512-wide global layers the efficient kernels:
+  // one graph a shape.
+  c.tier = "sdpa-auto/grouped/gqa-expand";
+  const sm::StepModel a(shape, c);
+  CHECK(std::popcount(a.first_seen_graphs(batch(2, 1024))) == 1);
+  CHECK(a.first_seen_s(batch(2, 1024)) == 1.25);
 }

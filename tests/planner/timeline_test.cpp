@@ -1,11 +1,15 @@
 // First-seen shapes, the run start, the optimizer step and pad_to_multiple_of, computed by hand; and
 // simulate() agreeing with predict_timeline() on the same micro-batches (one cost rule, not two).
 #include <algorithm>
+#include <bit>
 #include <set>
 #include <utility>
 
 #include "catch.hpp"
 #include "exact_predictor.hpp"
+#include "io/model_config.hpp"
+#include "model/coefficients.hpp"
+#include "model/step_model.hpp"
 #include "planner/simulate.hpp"
 #include "planner/sweep.hpp"
 #include "planner/timeline.hpp"
@@ -296,4 +300,30 @@ TEST_CASE("the planner counts the micro-batches the host bounds", "[timeline][ho
   run.epochs = 2;
   const auto plan = stepcast::planner::simulate(corpus, spec, run, predictor);
   CHECK(plan.host_bound_micro_batches == 4);  // two per epoch
+}
+
+TEST_CASE("a run pays first-seen time per cuDNN graph: a padded shape after its unpadded twin pays again, "
+          "a GPU without cuDNN attention never", "[planner][timeline][first_seen]") {
+  const auto shape = stepcast::io::load_model("llama-3-8b");
+  stepcast::model::Coefficients c;
+  c.model = "llama-3-8b";
+  c.gpu = "NVIDIA H200";
+  c.tier = "hf-peft/sdpa-grouped_mm";
+  c.step[stepcast::model::kFixed] = {0.5, 0, true, ""};
+  c.run[stepcast::model::kFirstSeen] = {1.0, 0, true, ""};
+  const std::vector<MicroBatch> run = {batch({1024, 1024}, 1024), batch({1024, 700}, 1024),
+                                       batch({1024, 600}, 1024), batch({1024, 1024}, 1024), batch({512, 512}, 512)};
+  // On the H200 (sm90) every layer runs cuDNN: is_causal and the padding mask are two graphs of one shape.
+  const stepcast::model::StepModel h200(shape, c);
+  REQUIRE(std::popcount(h200.first_seen_graphs(run[0])) == 1);
+  REQUIRE(h200.first_seen_graphs(run[0]) != h200.first_seen_graphs(run[1]));
+  const Timeline t = predict_timeline(run, 1, h200, std::nullopt);
+  std::vector<double> paid;
+  for (const auto& e : t.batches) paid.push_back(e.first_seen_s);
+  CHECK(paid == std::vector<double>{1.0, 1.0, 0.0, 0.0, 1.0});
+  CHECK(t.distinct_shapes == 2);
+  // On an A100 (sm80) PyTorch puts flash before cuDNN: no graph is built, no first-seen time.
+  const stepcast::model::StepModel a100(shape, c, stepcast::model::gpu_info("NVIDIA A100-SXM4-80GB"));
+  CHECK(a100.first_seen_graphs(run[1]) == 0u);
+  CHECK(predict_timeline(run, 1, a100, std::nullopt).first_seen_s == 0.0);
 }
