@@ -1,6 +1,7 @@
 // stepcast describe: the shape of a model as the cost model sees it.
 #include <nlohmann/json.hpp>
 
+#include <bit>
 #include <iostream>
 #include <set>
 #include <sstream>
@@ -128,6 +129,7 @@ nlohmann::json path_json(const model::ModelShape& shape, const DescribeOptions& 
                       {"term", p.term},
                       {"mask_gb_per_forward", p.mask_gb}});
   j["layers"] = layers;
+  j["first_seen_graphs"] = std::popcount(f.cudnn_graphs(b));  // what a new shape builds (docs/host.md)
   nlohmann::json shares = nlohmann::json::array();
   for (const auto& s : model::padded_shares(f, b))
     shares.push_back({{"term", s.term}, {"work", s.work}, {"padded", s.padded},
@@ -152,6 +154,9 @@ void print_path(const nlohmann::json& p, std::ostream& out) {
       out << "; masks " << fixed(l["mask_gb_per_forward"].get<double>(), 3) << " GB a forward";
     out << "\n";
   }
+  const int graphs = p["first_seen_graphs"].get<int>();
+  out << "  a new rows x width builds " << graphs << " cuDNN attention graph" << (graphs == 1 ? "" : "s")
+      << " (the first-seen cost is per graph, docs/host.md)\n";
   out << "  padded positions' share of the step's work (GEMMs, norms, LM head and logits run on every position):\n";
   for (const auto& s : p["padded_share"])
     out << "    " << s["term"].get<std::string>() << ": " << fixed(s["padded"].get<double>(), 3) << " of "

@@ -156,6 +156,12 @@ TEST_CASE("describe --rows: unpadded rows take is_causal; --tier and --gpu chang
   const auto b = nlohmann::json::parse(
       run_cli("describe --model llama-3-8b --rows 4096,4096 --gpu \"NVIDIA RTX PRO 6000 Blackwell\" --format json").out);
   CHECK(b["attention_path"]["layers"][0]["backend"] == "flash");
+  // A new shape builds one cuDNN graph on the H200, none where flash runs (docs/host.md, first-seen per graph).
+  CHECK(j["attention_path"]["first_seen_graphs"] == 1);
+  CHECK(b["attention_path"]["first_seen_graphs"] == 0);
+  // Gemma-2 unpadded at its window: sliding layers masked, full layers causal, two graphs.
+  const auto g = nlohmann::json::parse(run_cli("describe --model gemma-2-9b --rows 4096,4096 --format json").out);
+  CHECK(g["attention_path"]["first_seen_graphs"] == 2);
   // The harness tier that keeps enable_gqa: Gemma-4's global layers fall to math.
   const auto h = nlohmann::json::parse(
       run_cli("describe --model gemma-4-26b-a4b --rows 4096 --tier sdpa-auto/grouped --format json").out);
