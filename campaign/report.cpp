@@ -248,6 +248,15 @@ struct Context {
 
 bool cold_or_jit(const io::PlanItem& p, const RunFacts& f) { return p.label == "cold" || f.check.jit_batches > 0; }
 
+// A run's registered wall clock; one set apart (cold or JIT-grown) is held to the warm wall clock plus the compiles
+// its prediction names (0 where it names none, or predates them): what a cold machine should take. The run rows and
+// the pad / bucket ratio read it alike, so a ratio compares like with like.
+std::optional<double> predicted_run_s(const nlohmann::json& line, bool apart) {
+  const auto warm = number(line, "predicted_wall_clock_s");
+  if (!warm) return std::nullopt;
+  return *warm + (apart ? number(line, "predicted_compile_s").value_or(0) : 0.0);
+}
+
 std::string index_list(const std::vector<int64_t>& indices) {
   std::string out;
   for (int64_t i : indices) {
@@ -285,13 +294,10 @@ void wall_clock_values(Context& ctx, size_t i, Values& v) {
                       std::to_string(f.line->value("micro_batches_count", int64_t{0})) + " micro-batches");
     return;
   }
-  const auto predicted = number(*f.line, "predicted_wall_clock_s");
-  if (!predicted) return;
-  // A run set apart is shown against the warm wall clock plus the compiles its prediction names (0 where it names
-  // none, or predates them): what a cold machine should take.
   const bool apart = cold_or_jit(ctx.plan[i], f);
-  const double compiles_s = apart ? number(*f.line, "predicted_compile_s").value_or(0) : 0.0;
-  (apart ? v.apart : v.steady).emplace_back(*predicted + compiles_s, f.check.measured_s);
+  const auto predicted = predicted_run_s(*f.line, apart);
+  if (!predicted) return;
+  (apart ? v.apart : v.steady).emplace_back(*predicted, f.check.measured_s);
   v.notes.push_back("replay " + report::fixed(f.check.predicted_s, 2) + " s" +
                     (f.check.jit_batches > 0 ? ", " + std::to_string(f.check.jit_batches) + " JIT micro-batch(es)" : ""));
   if (const std::string note = compiles_note(f); !note.empty()) (apart ? v.apart_notes : v.notes).push_back(note);
@@ -381,9 +387,10 @@ void ratio_rows(Context& ctx, CampaignReport& out, size_t item, const io::Campai
       v.notes.push_back("a partial run");
       continue;
     }
-    const auto pa = number(*a.line, "predicted_wall_clock_s"), pb = number(*b.line, "predicted_wall_clock_s");
+    const bool apart_a = cold_or_jit(ctx.plan[pad->second[k]], a), apart_b = cold_or_jit(ctx.plan[bucket->second[k]], b);
+    const auto pa = predicted_run_s(*a.line, apart_a), pb = predicted_run_s(*b.line, apart_b);
     if (!pa || !pb || *pb <= 0) continue;
-    const bool apart = cold_or_jit(ctx.plan[pad->second[k]], a) || cold_or_jit(ctx.plan[bucket->second[k]], b);
+    const bool apart = apart_a || apart_b;
     (apart ? v.apart : v.steady).emplace_back(*pa / *pb, a.check.measured_s / b.check.measured_s);
   }
   add_rows(out, id + "/pad-to-longest : bucket-to-pair", check.metric, v, check.goal);

@@ -235,6 +235,28 @@ TEST_CASE("records off by known errors come back as those errors, set apart wher
   }
 }
 
+TEST_CASE("a pad / bucket ratio set apart holds each JIT-grown side to its warm clock plus its compiles",
+          "[campaign][report]") {
+  CampaignRoot root;
+  const io::Campaign c = io::load_campaign(root.campaign("rep", campaign_head("rep") + kBody));
+  Fabricator f{root, c, campaign::predict_campaign(c)};
+  for (auto& l : f.p.lines)  // the registered prediction names a compile of 1.5 s in the bucketed run
+    if (l["item"] == "tiny/bucket-to-pair" && l.contains("run")) l["predicted_compile_s"] = 1.5;
+  campaign::write_prediction(c, f.p, "");
+  std::filesystem::create_directories(root.path("records"));
+  f.run(f.item("tiny/pad-to-longest"), 0.0);
+  f.run(f.item("tiny/bucket-to-pair"), 0.0, 0);  // its first micro-batch grew the JIT cache
+  const campaign::CampaignReport r = campaign::build_report(c, root.path("records"));
+  const auto* ratio = row(r, "tiny/pad-to-longest : bucket-to-pair", "pad_bucket_ratio", false);
+  REQUIRE(ratio != nullptr);
+  const double pad = f.line_of("tiny/pad-to-longest")["predicted_wall_clock_s"].get<double>();
+  const double bucket = f.line_of("tiny/bucket-to-pair")["predicted_wall_clock_s"].get<double>();
+  CHECK(ratio->predicted == Approx(pad / (bucket + 1.5)));  // the warm pad run: no compile added to it
+  const auto* wall = row(r, "tiny/bucket-to-pair", "run_wall_clock", false);
+  REQUIRE(wall != nullptr);
+  CHECK(wall->predicted == Approx(bucket + 1.5));
+}
+
 TEST_CASE("families2: the committed records give the figures docs/families.md quotes", "[campaign][report]") {
   const io::Campaign c = io::load_campaign(std::string(STEPCAST_MEASUREMENTS) + "/campaigns/families2.yaml");
   const std::string records = std::string(STEPCAST_MEASUREMENTS) + "/records/h200-qwen1.5-moe-a2.7b.jsonl";
