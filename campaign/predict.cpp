@@ -162,7 +162,7 @@ nlohmann::json predict_run(const io::CampaignItem& item, const io::PlanItem& pro
                       {"distinct_shapes", plan.distinct_shapes},
                       {"padding_fraction", plan.padding_fraction},
                       {"predicted_wall_clock_s", plan.wall_clock_s},
-                      {"wall_clock_half_width", predictor.chosen.wall_clock_half_width(plan.padding_fraction > 0)},
+                      {"wall_clock_half_width", predictor.chosen.wall_clock_half_width(plan.padding_fraction > 0, plan.host_bound_share())},
                       {"predicted_compute_s", plan.compute_s},
                       {"predicted_first_seen_s", plan.first_seen_s},
                       {"predicted_run_start_s", plan.run_start_s},

@@ -335,9 +335,7 @@ void run_plan(const PlanOptions& o) {
   // Padded micro-batches err more (model/intervals.hpp): a baseline with padding takes the padded half-width.
   if (info.chosen) {
     const auto& b = out.result.baseline;
-    const double micro_batches = static_cast<double>(std::max<int64_t>(1, b.micro_batches));
-    out.wall_clock_half_width = info.chosen->wall_clock_half_width(
-        b.padding_fraction > 0, static_cast<double>(b.host_bound_micro_batches) / micro_batches);
+    out.wall_clock_half_width = info.chosen->wall_clock_half_width(b.padding_fraction > 0, b.host_bound_share());
   }
   if (s.parallel) out.parallel = plan_parallel(s, corpus, *predictor, info, !o.no_sweep);
   if (o.format == Format::json)

@@ -118,7 +118,8 @@ void validate_runs(const ValidateOptions& o) {
     throw InputError(records.front().where() + ": no recorded run among these records (records with \"probe\": \"run\" and a run object, "
                      "calibrate/run_records.hpp). Violated constraint: at least one run");
   const predict::Predictor p = pricing_for_runs(runs, o);
-  const RunValidation v = check_runs(runs, *p.step_model());
+  RunValidation v = check_runs(runs, *p.step_model());
+  for (auto& r : v.runs) r.wall_clock_half_width = p.wall_clock_half_width(r.padded, r.host_bound_share());
   const auto checks = run_checks(v, o);
   if (o.format == Format::json) {
     nlohmann::json j = run_validation_json(v);

@@ -112,6 +112,11 @@ struct PlanResult {
   int64_t compile_classes = 0;  // kernel classes compiled (cold machine)
   int64_t distinct_shapes = 0;  // rows x width shapes the run meets
   int64_t host_bound_micro_batches = 0;  // whole run: micro-batches the host, not the device, bounds
+  // The share of the run's micro-batches the host bounds: what the wall-clock interval weights the stack's host
+  // error by (predict::Predictor::wall_clock_half_width).
+  double host_bound_share() const {
+    return micro_batches > 0 ? static_cast<double>(host_bound_micro_batches) / static_cast<double>(micro_batches) : 0.0;
+  }
   OptimizerStep optimizer;      // seconds per optimizer step and where they came from
   double optimizer_s = 0;
   double checkpoint_s = 0;

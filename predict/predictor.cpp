@@ -329,13 +329,19 @@ std::unique_ptr<model::StepModel> Predictor::step_model(const model::LoraChoice&
 }
 
 double Predictor::wall_clock_half_width(bool padded_batches, double host_bound_share) const {
-  if (transfer.transferred()) return transfer.transfer_half_width.at(padded_batches);
+  // The predictor's own measured error: a transfer's (the whole error of such predictions, the source's fit inside
+  // it) or the calibrated file's held-out one.
   const model::HeldOut& h = transfer.coefficients.held_out;
   constexpr double kZ90 = 1.645;  // a file without held-out errors: its residual RMS as a normal error
-  const double calibrated = h.known ? h.half_width.at(padded_batches) : kZ90 * transfer.coefficients.step_rms_rel;
+  const double own = transfer.transferred() ? transfer.transfer_half_width.at(padded_batches)
+                     : h.known              ? h.half_width.at(padded_batches)
+                                            : kZ90 * transfer.coefficients.step_rms_rel;
   const model::StackError& s = transfer.stack_error;
-  if (!s.known) return calibrated;
-  return host_bound_share * std::max(calibrated, s.host_bound) + (1 - host_bound_share) * std::max(calibrated, s.device_bound);
+  if (!s.known) return own;
+  // The host-bound micro-batches carry the machine's host speed, which no calibration on other machines removes
+  // (docs/host.md: 16.5-25.5 us a launch between H200 machines), transferred or not (docs/method.md, "Intervals").
+  const double share = std::clamp(host_bound_share, 0.0, 1.0);
+  return share * std::max(own, s.host_bound) + (1 - share) * std::max(own, s.device_bound);
 }
 
 }  // namespace stepcast::predict

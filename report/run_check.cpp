@@ -4,6 +4,7 @@
 #include <cmath>
 #include <ostream>
 
+#include "model/intervals.hpp"
 #include "report/format.hpp"
 #include "planner/batching.hpp"
 #include "planner/simulate.hpp"
@@ -138,6 +139,7 @@ RunCheck check_run(const calibrate::RecordedRun& run, const model::StepModel& mo
       c.batch_max_index = static_cast<int64_t>(i);
     }
     if (e.host_bound) ++c.host_bound;
+    for (int64_t r : batches[i].rows) c.padded = c.padded || r < batches[i].width;
     if (jit_cache_growth(step.record) > 0) {
       ++c.jit_batches;
       c.jit_excess_s += measured - predicted;
@@ -180,6 +182,11 @@ std::optional<MemorySummary> summarize_memory(const std::vector<RunCheck>& runs,
 }
 
 }  // namespace
+
+std::optional<bool> RunCheck::inside_interval() const {
+  if (!wall_clock_half_width) return std::nullopt;
+  return model::ratio_error(measured_s, predicted_s) <= *wall_clock_half_width;
+}
 
 int64_t jit_cache_growth(const calibrate::Record& r) {
   const auto it = r.extra.find("jit_cache_files_added");
@@ -272,6 +279,10 @@ nlohmann::json run_validation_json(const RunValidation& v) {
                      {"jit_micro_batches", r.jit_batches},
                      {"jit_excess_s", r.jit_excess_s},
                      {"accounted_s", r.accounted_s}};
+    if (r.wall_clock_half_width) {
+      o["wall_clock_half_width"] = *r.wall_clock_half_width;
+      o["inside_interval"] = *r.inside_interval();
+    }
     if (r.planned_s) {
       o["planned_s"] = *r.planned_s;
       o["planned_error_rel"] = *r.planned_s / r.measured_s - 1.0;
@@ -310,6 +321,11 @@ void print_run_validation(const RunValidation& v, const std::string& file, std::
         << (r.error_rel() >= 0 ? "+" : "") << fixed(r.error_rel() * 100, 1) << " %): first-seen "
         << fixed(r.predicted_first_seen_s, 2) << " s, start " << fixed(r.predicted_run_start_s, 2) << " s, optimizer "
         << fixed(r.predicted_optimizer_s, 2) << " s\n";
+    if (r.wall_clock_half_width)
+      out << "    90 % interval " << fixed(r.predicted_s / (1 + *r.wall_clock_half_width), 2) << "-"
+          << fixed(r.predicted_s * (1 + *r.wall_clock_half_width), 2) << " s (+-" << fixed(*r.wall_clock_half_width * 100, 1)
+          << " %, " << fixed(r.host_bound_share() * 100, 0) << " % of micro-batches host-bound): "
+          << (*r.inside_interval() ? "inside" : "OUTSIDE") << "\n";
     out << "    per micro-batch: MAPE " << fixed(r.batch_mape * 100, 1) << " %, max " << fixed(r.batch_max_abs * 100, 1)
         << " % (micro-batch " << r.batch_max_index << ")\n";
     if (r.planned_s)

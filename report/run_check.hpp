@@ -59,6 +59,10 @@ struct RunCheck {
   double batch_max_abs = 0;
   int64_t batch_max_index = 0;
   int64_t host_bound = 0;            // micro-batches the model says the host bounds
+  bool padded = false;               // some micro-batch carries padding (rows shorter than its width)
+  // The predictor's 90 % half-width for this run's wall clock (predict::Predictor::wall_clock_half_width), set by
+  // the front end that knows the predictor; empty when none was asked.
+  std::optional<double> wall_clock_half_width;
   std::optional<double> planned_s;   // plan
   std::optional<bool> planned_batches_match;  // the planner's micro-batches = the recorded ones (as a multiset)
   int64_t jit_batches = 0;           // micro-batches that added kernels to a cold driver JIT cache (when labelled)
@@ -66,6 +70,10 @@ struct RunCheck {
   double accounted_s = 0;            // sum of the micro-batches' step_s and optimizer_s (vs measured_s, the wall clock)
   std::optional<RunMemoryCheck> memory;  // when the run recorded peaks
   double error_rel() const { return predicted_s / measured_s - 1.0; }
+  // Whether the measured wall clock lies inside predicted x / (1 + h) ... x (1 + h): model/intervals.hpp's ratio
+  // error, the same reading as every other interval of the tool.
+  std::optional<bool> inside_interval() const;
+  double host_bound_share() const { return micro_batches > 0 ? static_cast<double>(host_bound) / micro_batches : 0.0; }
 };
 
 struct SavingCheck {

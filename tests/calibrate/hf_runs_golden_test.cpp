@@ -102,3 +102,25 @@ TEST_CASE("predict says which side bounds a micro-batch", "[host]") {
   const auto text = run_cli("predict --coefficients " + kShipped + " --rows 512,300");
   CHECK(text.out.find("bound by the host") != std::string::npos);
 }
+
+TEST_CASE("a run's interval widens with its host-bound micro-batches: two small models never measured",
+          "[golden][host][interval]") {
+  // The default predictor on whole runs it never saw (docs/method.md, "Intervals"): Llama-3.2-3B's bucketed run
+  // (8 of 32 micro-batches host-bound, +8.3 % on a fast host) inside, Llama-3.2-1B's (8 of 32, -13.6 % on a slow
+  // one) just outside, Mistral-Nemo-12B's padded run (none host-bound) inside the narrowest band.
+  const auto check = [](const std::string& file) {
+    auto r = run_cli("validate --run " + kDir + file + " --stack transformers-peft --dtype bfloat16 --format json");
+    INFO(r.out << r.err);
+    REQUIRE(r.exit_code == 0);
+    return nlohmann::json::parse(r.out)["runs"][0];
+  };
+  const auto l3 = check("h200-unseen-families-runs/records/llama-3.2-3b__bucket-to-pair.jsonl");
+  const auto l1 = check("h200-small-dense-runs/records/llama-3.2-1b__bucket-to-pair.jsonl");
+  const auto nemo = check("h200-unseen-families-runs/records/mistral-nemo-12b__pad-to-longest.jsonl");
+  CHECK(l3["host_bound_micro_batches"] == 8);
+  CHECK(l3["inside_interval"] == true);
+  CHECK(l1["inside_interval"] == false);
+  CHECK(nemo["host_bound_micro_batches"] == 0);
+  CHECK(nemo["inside_interval"] == true);
+  CHECK(l3["wall_clock_half_width"].get<double>() > nemo["wall_clock_half_width"].get<double>() + 0.05);
+}

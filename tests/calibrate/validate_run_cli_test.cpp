@@ -468,6 +468,9 @@ TEST_CASE("calibrate over two files, then validate --run with what it wrote", "[
   CHECK(host_bound >= 5);  // short micro-batches: the host bounds most
   CHECK(j["host_bound_micro_batches"] == host_bound);
   CHECK(std::abs(j["error_rel"].get<double>()) < 0.01);
+  // Each run's 90 % wall-clock interval and whether the measurement lies inside it.
+  CHECK(j["wall_clock_half_width"].get<double>() > 0);  // this fit's own residual error: a synthetic, near-exact run
+  CHECK(j["inside_interval"] == true);
 }
 
 TEST_CASE("calibrate over two files: a record of another tier in the second is named by file:line", "[calibrate]") {
