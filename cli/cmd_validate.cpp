@@ -227,7 +227,8 @@ void validate_coverage(const ValidateOptions& o) {
                         {"other_models_inside", g.other_models_inside}});
     for (const auto& p : c.points)
       points.push_back({{"where", p.where}, {"model", p.model}, {"kind", p.kind}, {"padded", p.padded},
-                        {"ratio_error", p.ratio_error}, {"half_width", p.half_width}, {"inside", p.inside}});
+                        {"ratio_error", p.ratio_error}, {"half_width", p.half_width}, {"inside", p.inside},
+                        {"host_bound", p.host_bound}});
     report::print_json(std::cout, "validate", {{"coverage", {{"predictors", c.predictors}, {"groups", groups}, {"points", points}}}});
     return;
   }

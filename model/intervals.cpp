@@ -23,16 +23,18 @@ double conformal_half_width(std::vector<double> errors, double coverage) {
 const std::array<IntervalSpec, kIntervalKinds> kIntervalTable{{
     // The H200's default predictor (calibrate --pooled over five families' whole runs) fitted without each family
     // in turn (tools/fit_default.sh OUT --leave-out F, scenarios/coefficients/held-out/), on the left-out family's
-    // probes (measurements/records/h200-families-runs*/records/F__probes.jsonl, transformers + peft): 15
-    // unpadded and 10 padded micro-batches. The unpadded figure is Qwen1.5-MoE's 1 x 2048 probe (+49 %): a
-    // host-bound step whose host costs 16.5 us a launch where the stack's rate is 25.5 (docs/families.md, "Whole
-    // runs"). Refitted under the experts' roofline (docs/method.md, "Experts by tokens per expert"; before it
-    // 0.6636 / 0.0904) and the weighted memory-bound count ("Memory-bound work"; before it 0.4869 / 0.1025).
-    // `stepcast validate --coverage --coefficients <held-out file> --stack transformers-peft --dtype bfloat16
-    // --measurements <probes>` prints each point.
-    {"transferred-model", {0.4964, 0.0673}, 15, 10,
+    // probes (measurements/records/h200-families-runs{,-deepseek}/records/F__probes.jsonl, transformers + peft) that
+    // the predictor calls device-bound: 13 unpadded and 10 padded micro-batches. The two host-bound probes
+    // (Qwen1.5-MoE 1 x 2048 +49.6 %, whose machine issued a launch in 16.5 us where the stack's rate is 25.5;
+    // DeepSeek-V2-Lite +22.1 %) are the stack's to bound: a host-bound step takes at least the stack's host-bound
+    // error (model/transfer.cpp, step_half_width), since a machine's host speed is no better known for a model
+    // never measured. The unpadded figure is Llama-3-8B's 1 x 1024 (+18.1 %), a step close to its host floor.
+    // Before the split, every probe counted: 0.4964 unpadded (15 points). `stepcast validate --coverage
+    // --coefficients <held-out file> --stack transformers-peft --dtype bfloat16 --measurements <probes> --format
+    // json` prints each point with its `host_bound`.
+    {"transferred-model", {0.1808, 0.0673}, 13, 10,
      "measurements/records/h200-families-runs{,-deepseek}/records/*__probes.jsonl with "
-     "scenarios/coefficients/held-out/h200-hf-peft-pooled-without-*.yaml"},
+     "scenarios/coefficients/held-out/h200-hf-peft-pooled-without-*.yaml, device-bound points"},
     // Gemma-4 -> Llama-3-8B 1 x 1024 before the host side was re-priced by launches (15 records).
     {"transferred-model-no-launches", {0.746, 0.746}, 15, 0, "docs/method.md, \"Launches\""},
     // H200 sdpa-efficient/grouped -> RTX PRO 6000 (sm_120), the seed's 7 points.

@@ -328,9 +328,6 @@ Transfer transfer_coefficients(const Coefficients& c, const TransferAsk& ask, bo
 }
 
 double step_half_width(const Transfer& t, const StepFeatures& f, double step_s, bool padded) {
-  // A transfer's measured error is the whole error of such predictions: the source's own fit is inside it.
-  if (t.transferred()) return t.transfer_half_width.at(padded);
-  const HeldOut& held_out = t.coefficients.held_out;
   double stack = 0;
   if (t.stack_error.known) {
     std::array<double, kStepTerms> c{};
@@ -338,6 +335,11 @@ double step_half_width(const Transfer& t, const StepFeatures& f, double step_s, 
     const bool host_bound = host_seconds(c.data(), f) > device_seconds(c.data(), f);
     stack = host_bound ? t.stack_error.host_bound : t.stack_error.device_bound;
   }
+  // A transfer's measured error is the whole error of such predictions (the source's own fit is inside it), at
+  // least the stack's: a model transfer's figures are measured on device-bound steps, and a host-bound step carries
+  // the machine's host speed, which no transfer knows (model/intervals.cpp).
+  if (t.transferred()) return std::max(t.transfer_half_width.at(padded), stack);
+  const HeldOut& held_out = t.coefficients.held_out;
   if (held_out.known) return std::max(held_out.half_width.at(padded), stack) + t.transfer_half_width.at(padded);
   // Coefficient uncertainty: the standard errors are the diagonal of Ceres' covariance (the files keep no
   // off-diagonal terms), summed linearly over the terms, which bounds any correlation between them.

@@ -56,6 +56,7 @@ void price(const std::vector<calibrate::Record>& records, const Predictor& p, Co
     CoveragePoint point{r->where(), p.shape.name, kind_of(t), b.has_padding(), model::ratio_error(*r->step_s, step),
                         model::step_half_width(t, m->features().step(b), step, b.has_padding()), false};
     point.inside = point.ratio_error <= point.half_width;
+    point.host_bound = m->sides(b).host_bound();
     out.points.push_back(point);
   }
 }

@@ -20,6 +20,7 @@ struct CoveragePoint {
   double ratio_error = 0;  // max(measured / predicted, predicted / measured) - 1
   double half_width = 0;   // the interval's
   bool inside = false;
+  bool host_bound = false;  // the predictor says the host, not the device, bounds this step
 };
 
 struct CoverageGroup {

@@ -29,6 +29,7 @@ TEST_CASE("the model-transfer interval is the conformal 90 % of the pooled defau
   // Each of the default's five families, predicted by the same recipe fitted without it (tools/fit_default.sh
   // --leave-out; scenarios/coefficients/held-out/): its probes' ratio errors, unpadded and padded.
   std::vector<double> errors[2];
+  int host_bound = 0;
   for (const std::string family : {"llama-3-8b", "qwen1.5-moe-a2.7b", "gemma-2-9b", "phi-4", "deepseek-v2-lite"}) {
     INFO(family);
     const std::string dir = family == "deepseek-v2-lite" ? "h200-families-runs-deepseek" : "h200-families-runs";
@@ -39,9 +40,15 @@ TEST_CASE("the model-transfer interval is the conformal 90 % of the pooled defau
     base.dtype = "bfloat16";  // Gemma-2's config says float32; its runs loaded bfloat16
     for (const auto& p : predict::interval_coverage(records, base).points) {
       CHECK(p.kind == "transferred-model");
+      if (p.host_bound) {  // the stack's error bounds these (model/intervals.cpp)
+        ++host_bound;
+        CHECK(p.half_width == Approx(model::default_stack().error.host_bound));
+        continue;
+      }
       errors[p.padded ? 1 : 0].push_back(p.ratio_error);
     }
   }
+  CHECK(host_bound == 2);  // Qwen1.5-MoE's and DeepSeek-V2-Lite's 1 x 2048
   const model::IntervalSpec& row = model::kIntervalTable[model::kModelTransfer];
   CHECK(static_cast<int64_t>(errors[0].size()) == row.points_unpadded);
   CHECK(static_cast<int64_t>(errors[1].size()) == row.points_padded);

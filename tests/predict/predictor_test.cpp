@@ -192,10 +192,18 @@ TEST_CASE("each kind of prediction carries the interval of its own held-out erro
   const auto host_bound = batch({1024, 1024}, 1024);
   REQUIRE(gemma.step_model()->sides(host_bound).host_bound());
   CHECK(half_width(gemma, host_bound) == Approx(model::default_stack().error.host_bound));
-  // Transferred to another model: that kind's measured error, padded or not (model/intervals.hpp).
+  // Transferred to another model: that kind's measured error, padded or not (model/intervals.hpp), at least the
+  // stack's for its side: a host-bound step the stack's host-bound error.
   const auto qwen = predict::choose_predictor(ask_model("qwen2.5-7b"));
-  CHECK(half_width(qwen, device_bound) == Approx(model::held_out_error(model::kModelTransfer).unpadded));
-  CHECK(half_width(qwen, batch({4096, 3000}, 4096)) == Approx(model::held_out_error(model::kModelTransfer).padded));
+  const model::StackError& stack = model::default_stack().error;
+  CHECK(half_width(qwen, device_bound) ==
+        Approx(std::max(model::held_out_error(model::kModelTransfer).unpadded, stack.device_bound)));
+  CHECK(half_width(qwen, batch({4096, 3000}, 4096)) ==
+        Approx(std::max(model::held_out_error(model::kModelTransfer).padded, stack.device_bound)));
+  const auto short_batch = batch({256}, 256);
+  REQUIRE(qwen.step_model()->sides(short_batch).host_bound());
+  CHECK(half_width(qwen, short_batch) ==
+        Approx(std::max(model::held_out_error(model::kModelTransfer).unpadded, stack.host_bound)));
   // A plan's wall clock: the kind's half-width, not reduced by summing correlated steps.
   const double device = model::default_stack().error.device_bound, host = model::default_stack().error.host_bound;
   CHECK(gemma.wall_clock_half_width(false) == Approx(std::max(held.half_width.unpadded, device)));
