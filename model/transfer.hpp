@@ -62,6 +62,9 @@ struct Transfer {
   // measured held-out error (model/intervals.hpp kIntervalTable, docs/method.md "Intervals"), plus the
   // extrapolated-shape error where at_shape adds it. A transferred prediction's interval is this alone.
   HalfWidth transfer_half_width;
+  // The same for a whole run's wall clock: a model transfer's run error (kModelTransferRun) in place of its step
+  // error, the other kinds as for a step (predict::Predictor::wall_clock_half_width).
+  HalfWidth run_half_width;
   // The host side's stack, where it is not the one the coefficients were fitted with (model/stacks.hpp): its
   // measured error bounds a calibrated prediction's interval from below.
   StackError stack_error;

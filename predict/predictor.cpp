@@ -181,6 +181,7 @@ void note_pooled_model(model::Transfer& t, const std::string& name) {
   if (t.provenance == std::vector<model::Provenance>{model::Provenance::calibrated}) t.provenance.clear();
   t.provenance.insert(t.provenance.begin(), model::Provenance::transferred_model);  // model, GPU, tier: transfer's order
   t.transfer_half_width += model::held_out_error(model::kModelTransfer);
+  t.run_half_width += model::held_out_error(model::kModelTransferRun);
   // The peak travels too, less tightly: Mistral-7B's run peak was 6 % above the default's (docs/method.md).
   const model::PeakInterval& travel = model::transferred_model_peak_interval();
   model::PeakInterval& own = t.coefficients.peak_interval ? *t.coefficients.peak_interval : t.coefficients.peak_interval.emplace(travel);
@@ -329,11 +330,11 @@ std::unique_ptr<model::StepModel> Predictor::step_model(const model::LoraChoice&
 }
 
 double Predictor::wall_clock_half_width(bool padded_batches, double host_bound_share) const {
-  // The predictor's own measured error: a transfer's (the whole error of such predictions, the source's fit inside
-  // it) or the calibrated file's held-out one.
+  // The predictor's own measured error: a transfer's on whole runs (the whole error of such predictions, the
+  // source's fit inside it) or the calibrated file's held-out one.
   const model::HeldOut& h = transfer.coefficients.held_out;
   constexpr double kZ90 = 1.645;  // a file without held-out errors: its residual RMS as a normal error
-  const double own = transfer.transferred() ? transfer.transfer_half_width.at(padded_batches)
+  const double own = transfer.transferred() ? transfer.run_half_width.at(padded_batches)
                      : h.known              ? h.half_width.at(padded_batches)
                                             : kZ90 * transfer.coefficients.step_rms_rel;
   const model::StackError& s = transfer.stack_error;

@@ -3,6 +3,8 @@
 // the records and files they cite, so a recalibrated default predictor cannot keep a stale interval
 // (docs/method.md, "Intervals").
 #include <cmath>
+#include <filesystem>
+#include <set>
 
 #include "calibrate/records.hpp"
 #include "catch.hpp"
@@ -14,6 +16,8 @@ using namespace stepcast;
 
 namespace {
 const std::string kRecords = std::string(STEPCAST_MEASUREMENTS) + "/records/";
+// The five families the shipped default (scenarios/coefficients/h200-hf-peft-pooled.yaml) was fitted on.
+const std::set<std::string> kPooled{"deepseek-v2-lite", "gemma-2-9b", "llama-3-8b", "phi-4", "qwen1.5-moe-a2.7b"};
 
 std::vector<calibrate::Record> read_all(const std::vector<std::string>& files) {
   std::vector<calibrate::Record> out;
@@ -24,7 +28,7 @@ std::vector<calibrate::Record> read_all(const std::vector<std::string>& files) {
 
 }  // namespace
 
-TEST_CASE("the model-transfer interval is the conformal 90 % of the pooled default on each family left out of it",
+TEST_CASE("the model-transfer interval is the conformal 90 % of every held-out model's device-bound probes",
           "[intervals][golden]") {
   // Each of the default's five families, predicted by the same recipe fitted without it (tools/fit_default.sh
   // --leave-out; scenarios/coefficients/held-out/): its probes' ratio errors, unpadded and padded.
@@ -49,6 +53,32 @@ TEST_CASE("the model-transfer interval is the conformal 90 % of the pooled defau
     }
   }
   CHECK(host_bound == 2);  // Qwen1.5-MoE's and DeepSeek-V2-Lite's 1 x 2048
+  // Every model the shipped default was never fitted on: its probes, by the default, inside the fitted domain.
+  std::set<std::string> models;
+  for (const auto& entry : std::filesystem::directory_iterator(kRecords)) {
+    const std::string dir = entry.path().filename().string();
+    if (dir.rfind("h200-", 0) != 0 || !entry.is_directory() || !std::filesystem::exists(entry.path() / "records")) continue;
+    for (const auto& file : std::filesystem::directory_iterator(entry.path() / "records")) {
+      const std::string name = file.path().filename().string();
+      if (name.size() < 14 || name.substr(name.size() - 14) != "__probes.jsonl") continue;
+      const auto records = calibrate::read_records_required(file.path().string());
+      if (records.empty() || records.front().tier.rfind("hf-peft", 0) != 0 || kPooled.contains(records.front().model)) continue;
+      predict::PredictorAsk base;
+      base.stack = "transformers-peft";
+      base.dtype = "bfloat16";
+      for (const auto& p : predict::interval_coverage(records, base).points) {
+        if (p.kind != "transferred-model") continue;  // outside the fitted domain: the extrapolated kind adds its own
+        if (p.host_bound) {
+          ++host_bound;
+          continue;
+        }
+        models.insert(p.model);
+        errors[p.padded ? 1 : 0].push_back(p.ratio_error);
+      }
+    }
+  }
+  CHECK(models.size() == 16);
+  CHECK(host_bound == 7);  // the five families' two and five more (model/intervals.cpp)
   const model::IntervalSpec& row = model::kIntervalTable[model::kModelTransfer];
   CHECK(static_cast<int64_t>(errors[0].size()) == row.points_unpadded);
   CHECK(static_cast<int64_t>(errors[1].size()) == row.points_padded);

@@ -212,7 +212,9 @@ TEST_CASE("each kind of prediction carries the interval of its own held-out erro
   CHECK(gemma.wall_clock_half_width(true, 0.5) == Approx(0.5 * host + 0.5 * std::max(held.half_width.padded, device)));
   // Transferred: the kind's error, at least the stack's device-bound one, and the host-bound share of a run takes
   // the stack's host-bound error too: a machine's host speed is no more known for a model never measured.
-  const double transferred = model::held_out_error(model::kModelTransfer).padded;
+  // A run's own part is the model transfer's error on whole runs, not on single steps (model/intervals.cpp).
+  const double transferred = model::held_out_error(model::kModelTransferRun).padded;
+  CHECK(transferred < model::held_out_error(model::kModelTransfer).padded);
   CHECK(qwen.wall_clock_half_width(true) == Approx(std::max(transferred, device)));
   CHECK(qwen.wall_clock_half_width(true, 0.25) == Approx(0.25 * std::max(transferred, host) + 0.75 * std::max(transferred, device)));
   CHECK(qwen.wall_clock_half_width(true, 0.25) > qwen.wall_clock_half_width(true) + 0.05);
