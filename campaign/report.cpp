@@ -387,7 +387,8 @@ void ratio_rows(Context& ctx, CampaignReport& out, size_t item, const io::Campai
       v.notes.push_back("a partial run");
       continue;
     }
-    const bool apart_a = cold_or_jit(ctx.plan[pad->second[k]], a), apart_b = cold_or_jit(ctx.plan[bucket->second[k]], b);
+    const bool apart_a = cold_or_jit(ctx.plan[pad->second[k]], a);
+    const bool apart_b = cold_or_jit(ctx.plan[bucket->second[k]], b);
     const auto pa = predicted_run_s(*a.line, apart_a), pb = predicted_run_s(*b.line, apart_b);
     if (!pa || !pb || *pb <= 0) continue;
     const bool apart = apart_a || apart_b;

@@ -27,12 +27,13 @@ const std::array<IntervalSpec, kIntervalKinds> kIntervalTable{{
     // 13 unpadded and 10 padded), and the 16 models it was never fitted on by the shipped default
     // (measurements/records/h200-*/records/*__probes.jsonl of those models, inside the fitted shape domain: 51 and
     // 30). 64 unpadded and 40 padded points of 21 models; OLMoE-1B-7B's expert rate, +18 % on every probe, sets most
-    // of the tail. Host-bound probes (7, 5 of them inside the stack's +-36.2 %; outside, Qwen1.5-MoE 1 x 2048 +49.6 %,
-    // whose machine issued a launch in 16.5 us where the stack's rate is 25.5, and Llama-3.2-3B 1 x 2048 +45.5 %, on a
-    // host 20 % faster than the stack's rate) are the stack's to bound (model/transfer.cpp, step_half_width): a machine's host speed
-    // is no better known for a model never measured. Before the 16 models were counted, 0.1808 / 0.0673 (the five
-    // families alone); before the host-bound split, 0.4964 unpadded. `stepcast validate --coverage --stack
-    // transformers-peft --dtype bfloat16 --measurements <probes> [--coefficients <held-out file>] --format json`
+    // of the tail. Host-bound probes (7, 5 of them inside the stack's +-36.2 %; outside, Qwen1.5-MoE 1 x 2048
+    // +49.6 %, whose machine issued a launch in 16.5 us where the stack's rate is 25.5, and Llama-3.2-3B 1 x 2048
+    // +45.5 %, on a host 20 % faster than the stack's rate) are the stack's to bound (model/transfer.cpp,
+    // step_half_width): a machine's host speed is no better known for a model never measured. Before the 16 models
+    // were counted, 0.1808 / 0.0673 (the five families alone); before the host-bound split, 0.4964 unpadded.
+    // `stepcast validate --coverage --stack transformers-peft --dtype bfloat16 --measurements <probes>
+    // [--coefficients <held-out file>] --format json`
     // prints each point with its `host_bound`; tests/predict/intervals_test.cpp recomputes both figures.
     {"transferred-model", {0.1890, 0.1875}, 64, 40,
      "device-bound probes of h200-families-runs{,-deepseek} (held-out files) and of the default's 16 unseen models"},

@@ -51,7 +51,7 @@ enum IntervalKind : int {
   kTierTransfer,             // another attention backend
   kExpertsTransfer,          // another expert implementation (loop <-> grouped)
   kExtrapolatedShape,        // a shape outside the fitted domain (added to the kind's own)
-  kModelTransferRun,         // a whole run's wall clock of another model: its device-bound part (Transfer::run_half_width)
+  kModelTransferRun,         // a whole run of another model: its device-bound part (Transfer::run_half_width)
   kIntervalKinds
 };
 

@@ -60,7 +60,8 @@ struct Transfer {
   bool transferred() const { return !changes.empty(); }
   // Relative half-width of the 90 % step interval of the transfers, padded and unpadded, the sum of each kind's
   // measured held-out error (model/intervals.hpp kIntervalTable, docs/method.md "Intervals"), plus the
-  // extrapolated-shape error where at_shape adds it. A transferred prediction's interval is this alone.
+  // extrapolated-shape error where at_shape adds it. A transferred step's interval is this, at least the stack's
+  // error for the step's side (step_half_width).
   HalfWidth transfer_half_width;
   // The same for a whole run's wall clock: a model transfer's run error (kModelTransferRun) in place of its step
   // error, the other kinds as for a step (predict::Predictor::wall_clock_half_width).
