@@ -278,8 +278,8 @@ Transfer transfer_coefficients(const Coefficients& c, const TransferAsk& ask, bo
     t.changes.back() += carry_activations_to_architecture(t.coefficients);
     for (MemoryTerm run_only : {kMemRunToken, kMemFirstSeenToken})  // the source model's bytes per token, too
       t.coefficients.memory[run_only] = {0.0, 0.0, false, "not carried: the source model's bytes per token (model transfer)"};
-    t.transfer_half_width += held_out_error(launches_known ? kModelTransfer : kModelTransferNoLaunches);
-    t.run_half_width += held_out_error(launches_known ? kModelTransferRun : kModelTransferNoLaunches);
+    t.add_error(held_out_error(launches_known ? kModelTransfer : kModelTransferNoLaunches),
+                held_out_error(launches_known ? kModelTransferRun : kModelTransferNoLaunches));
   }
   if (t.gpu.name != from.name) {
     t.gpu_evidence = carry_to_gpu_by_public_data(t.coefficients, from, t.gpu, sizes_for(ask.sizes, c.domain));
@@ -294,8 +294,7 @@ Transfer transfer_coefficients(const Coefficients& c, const TransferAsk& ask, bo
     mismatches.push_back("GPU '" + t.gpu.name + "' (the coefficients are '" + from.name + "')");
     t.coefficients.gpu = t.gpu.name;
     // The measured band of the distance between the two GPUs (model/gpu_efficiency.hpp), padded or not.
-    t.transfer_half_width += HalfWidth{band.half_width, band.half_width};
-    t.run_half_width += HalfWidth{band.half_width, band.half_width};
+    t.add_error(HalfWidth{band.half_width, band.half_width});
   }
   if (!ask.tier.empty() && canonical_tier(ask.tier) != canonical_tier(c.tier)) {
     t.changes.push_back("tier '" + c.tier + "' -> '" + ask.tier + "' (each layer re-planned, rates kept)");
@@ -304,8 +303,7 @@ Transfer transfer_coefficients(const Coefficients& c, const TransferAsk& ask, bo
     t.coefficients.tier = ask.tier;
     const TierRules from_tier = tier_from_label(c.tier), to_tier = tier_from_label(ask.tier);
     const bool experts_change = from_tier.known && to_tier.known && from_tier.experts != to_tier.experts;
-    t.transfer_half_width += held_out_error(experts_change ? kExpertsTransfer : kTierTransfer);
-    t.run_half_width += held_out_error(experts_change ? kExpertsTransfer : kTierTransfer);
+    t.add_error(held_out_error(experts_change ? kExpertsTransfer : kTierTransfer));
     Term& math = t.coefficients.step[kAttentionMath];
     const bool may_take_math = !to_tier.known || to_tier.auto_backend || to_tier.forced == Backend::math;
     if (!math.selected && t.coefficients.step[kAttention].selected && may_take_math) {

@@ -66,6 +66,13 @@ struct Transfer {
   // The same for a whole run's wall clock: a model transfer's run error (kModelTransferRun) in place of its step
   // error, the other kinds as for a step (predict::Predictor::wall_clock_half_width).
   HalfWidth run_half_width;
+  // Adds one transferred kind's measured errors: its step error and its run error (the same where a kind has no
+  // run figure of its own), so the two half-widths always grow together.
+  void add_error(const HalfWidth& step, const HalfWidth& run) {
+    transfer_half_width += step;
+    run_half_width += run;
+  }
+  void add_error(const HalfWidth& both) { add_error(both, both); }
   // The host side's stack, where it is not the one the coefficients were fitted with (model/stacks.hpp): its
   // measured error bounds a calibrated prediction's interval from below.
   StackError stack_error;

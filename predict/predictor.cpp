@@ -180,8 +180,7 @@ void note_pooled_model(model::Transfer& t, const std::string& name) {
                       " models the pooled rates were fitted on (" + fitted + ")");
   if (t.provenance == std::vector<model::Provenance>{model::Provenance::calibrated}) t.provenance.clear();
   t.provenance.insert(t.provenance.begin(), model::Provenance::transferred_model);  // model, GPU, tier: transfer's order
-  t.transfer_half_width += model::held_out_error(model::kModelTransfer);
-  t.run_half_width += model::held_out_error(model::kModelTransferRun);
+  t.add_error(model::held_out_error(model::kModelTransfer), model::held_out_error(model::kModelTransferRun));
   // The peak travels too, less tightly: Mistral-7B's run peak was 6 % above the default's (docs/method.md).
   const model::PeakInterval& travel = model::transferred_model_peak_interval();
   model::PeakInterval& own = t.coefficients.peak_interval ? *t.coefficients.peak_interval : t.coefficients.peak_interval.emplace(travel);

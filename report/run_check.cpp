@@ -139,7 +139,7 @@ RunCheck check_run(const calibrate::RecordedRun& run, const model::StepModel& mo
       c.batch_max_index = static_cast<int64_t>(i);
     }
     if (e.host_bound) ++c.host_bound;
-    for (int64_t r : batches[i].rows) c.padded = c.padded || r < batches[i].width;
+    c.padded = c.padded || batches[i].has_padding();
     if (jit_cache_growth(step.record) > 0) {
       ++c.jit_batches;
       c.jit_excess_s += measured - predicted;

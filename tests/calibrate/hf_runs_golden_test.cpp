@@ -133,7 +133,9 @@ TEST_CASE("the model-transfer run interval is the conformal 90 % of the default'
           "[golden][host][interval]") {
   // Every warm transformers + peft H200 run (no JIT micro-batch, not labelled cold) of a model the shipped default
   // was never fitted on, where the host bounds under a tenth of the micro-batches (model/intervals.cpp).
-  const std::set<std::string> pooled{"deepseek-v2-lite", "gemma-2-9b", "llama-3-8b", "phi-4", "qwen1.5-moe-a2.7b"};
+  const std::string pooled_file = std::string(STEPCAST_SCENARIOS) + "/coefficients/h200-hf-peft-pooled.yaml";
+  const auto fitted_on = stepcast::io::load_coefficients(pooled_file).models;
+  const std::set<std::string> pooled(fitted_on.begin(), fitted_on.end());
   std::vector<double> device_bound;
   int runs = 0, inside = 0;
   for (const auto& entry : std::filesystem::directory_iterator(kDir)) {

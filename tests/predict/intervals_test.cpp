@@ -8,6 +8,7 @@
 
 #include "calibrate/records.hpp"
 #include "catch.hpp"
+#include "io/coefficients_io.hpp"
 #include "model/intervals.hpp"
 #include "model/stacks.hpp"
 #include "predict/coverage.hpp"
@@ -16,8 +17,11 @@ using namespace stepcast;
 
 namespace {
 const std::string kRecords = std::string(STEPCAST_MEASUREMENTS) + "/records/";
-// The five families the shipped default (scenarios/coefficients/h200-hf-peft-pooled.yaml) was fitted on.
-const std::set<std::string> kPooled{"deepseek-v2-lite", "gemma-2-9b", "llama-3-8b", "phi-4", "qwen1.5-moe-a2.7b"};
+// The families the shipped default was fitted on, as its file lists them.
+std::set<std::string> pooled_models() {
+  const auto c = io::load_coefficients(std::string(STEPCAST_SCENARIOS) + "/coefficients/h200-hf-peft-pooled.yaml");
+  return {c.models.begin(), c.models.end()};
+}
 
 std::vector<calibrate::Record> read_all(const std::vector<std::string>& files) {
   std::vector<calibrate::Record> out;
@@ -55,6 +59,7 @@ TEST_CASE("the model-transfer interval is the conformal 90 % of every held-out m
   CHECK(host_bound == 2);  // Qwen1.5-MoE's and DeepSeek-V2-Lite's 1 x 2048
   // Every model the shipped default was never fitted on: its probes, by the default, inside the fitted domain.
   std::set<std::string> models;
+  const std::set<std::string> pooled = pooled_models();
   for (const auto& entry : std::filesystem::directory_iterator(kRecords)) {
     const std::string dir = entry.path().filename().string();
     if (dir.rfind("h200-", 0) != 0 || !entry.is_directory() || !std::filesystem::exists(entry.path() / "records")) continue;
@@ -62,7 +67,7 @@ TEST_CASE("the model-transfer interval is the conformal 90 % of every held-out m
       const std::string name = file.path().filename().string();
       if (name.size() < 14 || name.substr(name.size() - 14) != "__probes.jsonl") continue;
       const auto records = calibrate::read_records_required(file.path().string());
-      if (records.empty() || records.front().tier.rfind("hf-peft", 0) != 0 || kPooled.contains(records.front().model)) continue;
+      if (records.empty() || records.front().tier.rfind("hf-peft", 0) != 0 || pooled.contains(records.front().model)) continue;
       predict::PredictorAsk base;
       base.stack = "transformers-peft";
       base.dtype = "bfloat16";
