@@ -171,6 +171,12 @@ class FieldReader {
       else
         lora.dropout = dropout->get<double>();
     }
+    if (const auto autocast = v->find("autocast"); autocast != v->end()) {
+      if (!autocast->is_boolean())
+        bad("autocast", *autocast, "true or false");
+      else
+        lora.autocast = autocast->get<bool>();
+    }
     out = std::move(lora);
   }
   bool ok() const { return ok_; }

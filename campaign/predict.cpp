@@ -178,7 +178,9 @@ nlohmann::json predict_run(const io::CampaignItem& item, const io::PlanItem& pro
 }
 
 nlohmann::json lora_json(const io::LoraSettings& l) {
-  return {{"rank", l.rank}, {"alpha", l.alpha}, {"dropout", l.dropout}, {"targets", l.targets}};
+  nlohmann::json j{{"rank", l.rank}, {"alpha", l.alpha}, {"dropout", l.dropout}, {"targets", l.targets}};
+  if (l.autocast) j["autocast"] = true;  // only where asked: plans written before it stay as they were
+  return j;
 }
 
 // The probes of an hf-peft plan item: the points, then kernel-table, memory-snapshot and host-profile points (a point
@@ -377,6 +379,7 @@ ItemPredictor item_predictor(const io::Campaign& c, const io::CampaignItem& item
   ask.lora_targets = item.lora.targets;
   ask.lora_rank = item.lora.rank;
   ask.lora_dropout = item.lora.dropout;
+  ask.lora_autocast = item.lora.autocast;
   ask.dtype = item.dtype;  // the executor loads the weights in it, whatever the config says
   ItemPredictor p{predict::choose_predictor(ask), "", nullptr};
   // The description names the file as the campaign does (relative to the root), so that a prediction line reads the

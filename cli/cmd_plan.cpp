@@ -146,6 +146,7 @@ Scenario scenario_with_overrides(const PlanOptions& o) {
   if (o.lora.rank > 0) s.lora.rank = o.lora.rank;
   if (o.lora.alpha > 0) s.lora.alpha = o.lora.alpha;
   if (o.lora.dropout >= 0) s.lora.dropout = o.lora.dropout;
+  if (o.lora.autocast) s.lora.autocast = true;
   d.throw_if_any();
   return s;
 }
@@ -174,7 +175,8 @@ std::unique_ptr<model::StepPredictor> make_predictor(const Scenario& s, const Pl
   const model::Coefficients& c = p.transfer.coefficients;
   info.description = p.first_line + " [" + std::to_string(c.points) + " points; LoRA r" + std::to_string(p.lora.rank) +
                      (s.lora.alpha > 0 ? " alpha " + fixed(s.lora.alpha, 0) : "") + " on " +
-                     (p.lora.targets.empty() ? std::string("the family's all-linear targets") : join(p.lora.targets)) + "]";
+                     (p.lora.targets.empty() ? std::string("the family's all-linear targets") : join(p.lora.targets)) +
+                     (p.lora.autocast ? ", under torch.autocast(bf16)" : "") + "]";
   if (p.transfer.transferred()) info.transfer = p.first_line;
   auto step_model = p.step_model();
   info.chosen = std::move(p);

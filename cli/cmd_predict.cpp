@@ -288,6 +288,7 @@ void add_predict_command(CLI::App& app) {
   meas->excludes(rows);
   meas->excludes("--lora-targets");  // a record's own `lora` prices it
   meas->excludes("--lora-rank");
+  meas->excludes("--autocast");
   add_transfer_options(cmd, o->transfer);
   add_format_option(cmd, o->format, true);
   cmd->callback([o]() {

@@ -45,6 +45,9 @@ void add_lora_options(CLI::App* cmd, LoraOptions& o, const std::string& what) {
   cmd->add_option("--lora-dropout", o.dropout,
                   what + "'s LoRA dropout (default 0.05; 0 saves each adapter's mask and second fp32 copy of its input)")
       ->check(CLI::Range(0.0, 0.99));
+  cmd->add_flag("--autocast", o.autocast,
+                what + " runs under torch.autocast(bfloat16), as the HF Trainer and TRL do with bf16=True: peft's fp32 "
+                       "adapters then multiply in bf16 (default: no autocast, the weights loaded in bf16)");
 }
 
 predict::PredictorAsk predictor_ask(const std::string& coefficients, const std::string& model, const TransferOptions& o) {
@@ -83,6 +86,7 @@ void set_lora_of(predict::PredictorAsk& ask, const calibrate::Record& r) {
   ask.lora_rank = r.lora->rank;
   ask.lora_targets = r.lora->targets;
   ask.lora_dropout = r.lora->dropout;
+  ask.lora_autocast = r.lora->autocast;
   ask.lora_where = r.lora->at.empty() ? r.where() + ": lora.targets" : r.lora->at + ": lora.targets";
 }
 
@@ -94,6 +98,7 @@ predict::PredictorAsk scenario_ask(const io::Scenario& s, bool from_flag, const 
   ask.lora_targets = s.lora.targets;
   ask.lora_rank = s.lora.rank;
   ask.lora_dropout = s.lora.dropout;
+  ask.lora_autocast = s.lora.autocast;
   if (ask.dtype.empty()) ask.dtype = s.dtype;
   if (!s.lora.targets_where.empty()) ask.lora_where = s.lora.targets_where;
   return ask;
@@ -103,6 +108,7 @@ void set_lora(predict::PredictorAsk& ask, const LoraOptions& o) {
   ask.lora_targets = o.targets;
   ask.lora_rank = o.rank;
   if (o.dropout >= 0) ask.lora_dropout = o.dropout;
+  ask.lora_autocast = o.autocast;
   ask.lora_where = "--lora-targets";
 }
 

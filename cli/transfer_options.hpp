@@ -31,7 +31,8 @@ struct LoraOptions {
   int64_t rank = 0;    // 0: the coefficients'
   double alpha = 0;    // 0: not given (peft's scaling alpha / rank changes no cost: it is shown, not priced)
   double dropout = -1; // < 0: not given (0.05)
-  bool given() const { return !targets.empty() || rank > 0 || dropout >= 0; }
+  bool autocast = false;  // --autocast: the step under torch.autocast(bf16), HF Trainer's bf16=True
+  bool given() const { return !targets.empty() || rank > 0 || dropout >= 0 || autocast; }
 };
 void add_lora_options(CLI::App* cmd, LoraOptions& o, const std::string& what);
 
@@ -40,7 +41,7 @@ predict::PredictorAsk predictor_ask(const std::string& coefficients, const std::
 // The question of a records file (predict, drift, validate): its model and, on the default predictor (no
 // `coefficients`), its GPU and the stack its tier label names (predict/predictor.hpp); a fitted file keeps its own
 // GPU and tier (records of another GPU are then refused by require_records_on_gpu).
-// The adapters a record trained (its `lora`: rank, targets, dropout), where it names them.
+// The adapters a record trained (its `lora`: rank, targets, dropout, autocast), where it names them.
 void set_lora_of(predict::PredictorAsk& ask, const calibrate::Record& r);
 predict::PredictorAsk records_ask(const std::vector<calibrate::Record>& records, const std::string& coefficients,
                                   const std::string& model, const TransferOptions& o);

@@ -164,6 +164,7 @@ void read_lora(MapReader& r, LoraSettings& lora) {
       lora.dropout = dropout;
   }
   r.read_list("targets", lora.targets, false);
+  r.read("autocast", lora.autocast, false);
 }
 
 // An item's draft: the defaults, then what the item says. `stack_given` and friends remember what was said where.
@@ -307,6 +308,9 @@ void check_item(MapReader& r, const Draft& draft, CampaignItem& it, const std::s
     if (it.probes && !it.probes->host_profiles.empty())
       r.problem(key_path(r, "probes.host_profiles") + " on a harness item. Violated constraint: hf-peft items only "
                 "(the transformers + peft executor runs torch.profiler)");
+    if (it.lora.autocast)
+      r.problem(key_path(r, "lora.autocast") + " on a harness item. Violated constraint: hf-peft items only (the "
+                "harness trains without torch.autocast)");
   } else {
     if (r.has("tier"))
       r.problem(r.node("tier"), key_path(r, "tier") + " on an hf-peft item. Violated constraint: its tier is "

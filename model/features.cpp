@@ -108,8 +108,9 @@ double batch_pairs(const AttentionSpec& layer, const MicroBatch& batch, const La
   return pairs;
 }
 
-double lora_gemm_bytes(const LoraPlan& lora) {
-  return lora.rank > 0 ? 4.0 * static_cast<double>(lora.in_out_features) : 0.0;
+double lora_gemm_bytes(const LoraPlan& lora, bool autocast) {
+  const double bytes = autocast ? 2.0 : 4.0;  // fp32 input read and output written, or bf16 under autocast
+  return lora.rank > 0 ? bytes * static_cast<double>(lora.in_out_features) : 0.0;
 }
 
 double lora_per_flop_to_roofline(int64_t rank, const GpuInfo& gpu) {
@@ -130,6 +131,16 @@ double bf16_ridge(const GpuInfo& gpu) {
   return p.bf16_tflops > 0 && p.memory_gbs > 0 ? p.bf16_tflops * 1e3 / p.memory_gbs : kH200Bf16Ridge;
 }
 }  // namespace
+
+// In the fp32 rate's units (lora_gemm_s_per_tflop): the FLOPs, plus kappa x the bytes. Under autocast the FLOPs
+// run on the bf16 tensor cores, so they count at the fp32 / bf16 peak ratio (1/14.8 on the H200), and the bytes
+// are bf16.
+double lora_work_per_token(double flops, const LoraPlan& lora, bool autocast, const GpuInfo& gpu) {
+  const GpuPeaks& p = gpu.peaks;
+  const double fp32_per_bf16 =
+      p.fp32_tflops > 0 && p.bf16_tflops > 0 ? p.fp32_tflops / p.bf16_tflops : kH200Fp32Ridge / kH200Bf16Ridge;
+  return (autocast ? fp32_per_bf16 : 1.0) * flops + lora_gemm_ridge_flops_per_byte(gpu) * lora_gemm_bytes(lora, autocast);
+}
 
 ExpertWork expert_work_from(const std::string& name) {
   if (name == "per-flop") return ExpertWork::per_flop;
@@ -184,7 +195,7 @@ FeatureMaker::FeatureMaker(const ModelShape& shape, const ModuleTable& modules, 
                               lora_choice.rank);
   const TokenWork work = token_work(shape, modules, lora);
   dense_flops_per_token_ = work.dense_gemm_flops + work.shared_expert_flops + work.latent_proj_flops;
-  lora_flops_per_token_ = work.lora_gemm_flops + lora_gemm_ridge_flops_per_byte(gpu) * lora_gemm_bytes(lora);
+  lora_flops_per_token_ = lora_work_per_token(work.lora_gemm_flops, lora, lora_choice.autocast, gpu);
   expert_flops_per_token_ = work.expert_gemm_flops;
   router_flops_per_token_ = work.router_flops;
   // Norms, activations, residual adds and RoPE; weighted, also an eager norm's extra passes and LoRA's own
@@ -195,6 +206,9 @@ FeatureMaker::FeatureMaker(const ModelShape& shape, const ModuleTable& modules, 
     memory_bytes_per_token_ += (kNormPasses - 1.0) * work.norm_bytes;
     if (lora.rank > 0) memory_bytes_per_token_ += kLoraElementwiseBytes * static_cast<double>(lora.in_out_features);
     if (no_dropout) memory_bytes_per_token_ -= kLoraDropoutBytesPerInputWeighted * static_cast<double>(lora.in_features);
+    if (lora_choice.autocast && lora.rank > 0)
+      memory_bytes_per_token_ += kAutocastLoraInputBytes * static_cast<double>(lora.in_features) +
+                                 kAutocastLoraOutputBytes * static_cast<double>(lora.in_out_features - lora.in_features);
   } else if (no_dropout) {
     memory_bytes_per_token_ -= kLoraDropoutBytesPerInput * static_cast<double>(lora.in_features);
   }
@@ -233,7 +247,8 @@ void FeatureMaker::set_memory_rates(const ModelShape& shape, const ModuleTable& 
   setup.softcap_in_model_dtype = tier.stack == Stack::hf_peft;
   setup.peft_layers = tier.stack == Stack::hf_peft;
   setup.lora_dropout = lora.dropout;
-  setup.activation_bytes = dtype_bytes(shape.dtype);  // activations in the weights' dtype (autocast is not modelled)
+  setup.lora_autocast = lora.autocast;
+  setup.activation_bytes = dtype_bytes(shape.dtype);  // activations in the weights' dtype (autocast keeps bf16 ones)
   const ArchitectureMemoryRates rates = architecture_rates(shape, modules, setup);
   weights_gib_ = rates.weight_bytes / kGiB;
   lora_gib_ = rates.trainable_bytes / kGiB;

@@ -291,8 +291,11 @@ constexpr double kH200Fp32Ridge = 67.0e3 / 4800.0;  // FLOP per byte, for a GPU 
 // h200-lora-rank): 8.5 ps per adapter input element (1.245 M a token: 38,912 a layer x 32) = 0.54 bytes a pass x
 // 3 passes at the H200 default's 0.00525 s/GB.
 constexpr double kLoraDropoutBytesPerInput = 0.54;
-double lora_gemm_bytes(const LoraPlan& lora);                   // 4 (in + out) per token, summed over the adapters
+double lora_gemm_bytes(const LoraPlan& lora, bool autocast = false);  // 4 (2 under autocast) (in + out) a token
 double lora_gemm_ridge_flops_per_byte(const GpuInfo& gpu);      // kappa
+// x_lora_gemm's work a token: `flops` (2 r (in + out)) plus kappa x the GEMMs' bytes; under autocast the FLOPs are
+// bf16 tensor-core ones, counted at the GPU's fp32 / bf16 peak ratio.
+double lora_work_per_token(double flops, const LoraPlan& lora, bool autocast, const GpuInfo& gpu);
 // A per-FLOP adapter rate fitted at `rank` times this is the roofline rate that prices rank-`rank` adapters the same:
 // the work per (in + out) element is 2 r FLOPs before, 2 r + 4 kappa after.
 double lora_per_flop_to_roofline(int64_t rank, const GpuInfo& gpu);
@@ -338,6 +341,17 @@ constexpr double kLoraElementwiseBytes = 11.9;  // bytes a pass per adapter (in 
 // kLoraDropoutBytesPerInput's 8.5 ps per adapter input element in the weighted count's bytes: 3 passes at its rate
 // of 0.554 ms/GB (6.65 ps per other element, 4 bytes a pass, 3 passes).
 constexpr double kLoraDropoutBytesPerInputWeighted = 5.1;
+// Under autocast (LoraChoice::autocast), read from peft's lora.Linear.forward and autograd's backward, raw bytes a
+// token moves per adapter element over forward, recompute and backward (dropout on): the fp32 path moves 51 per
+// input element (the fp32 cast 6, dropout 9, per pass; their backward 15 and the gradient's accumulation 6) and 68
+// per output element (scale 8, the fp32 add 10 and the cast back 6, per pass; their backward 20). Autocast adds
+// the cast of the dropped input to bf16 (6 a pass) and its backward (6): +18 an input element; the scale and the
+// add stay bf16 and the cast back is a no-op: 24 an output element (-44). In the weighted count's bytes: the
+// fp32 path's 11.9 per (in + out) element stands for 59.5 raw bytes (51 and 68 averaged; their 0.75 ratio is the
+// measured 15.4 / 20.6 ps), so 1 raw byte is 11.9 / 59.5 weighted. Derived, not fitted: checked by
+// measurements/campaigns/autocast-lora.yaml.
+constexpr double kAutocastLoraInputBytes = kLoraElementwiseBytes * 18.0 / 59.5;
+constexpr double kAutocastLoraOutputBytes = kLoraElementwiseBytes * -44.0 / 59.5;
 
 struct LoraChoice {
   int64_t rank = 16;
@@ -345,6 +359,12 @@ struct LoraChoice {
   // peft's lora_dropout. Every record this project measured used 0.05 (the campaigns' default); 0 makes peft's
   // dropout an nn.Identity: no mask and no second fp32 copy of each adapter's input (model/memory.hpp).
   double dropout = 0.05;
+  // The step runs under torch.autocast(bfloat16), as the HF Trainer and TRL do with bf16=True (accelerate wraps
+  // the model's forward). peft's adapters stay fp32 parameters, but autocast casts each adapter's input and
+  // weights to bf16, so x A and (x A) B run as bf16 tensor-core GEMMs and the adapter's output side stays bf16
+  // (docs/method.md, "LoRA under autocast"). The base path is unchanged: bf16 weights, and transformers' norms,
+  // RoPE and loss upcast explicitly either way. Every record before 2026-12-06 ran without it.
+  bool autocast = false;
 };
 
 class FeatureMaker {

@@ -54,10 +54,12 @@ LaunchModel::LaunchModel(const ModelShape& shape, const TierRules& tier, int64_t
   *this = LaunchModel(shape, modules, tier, plan_lora(modules, default_lora_targets(modules), lora_rank));
 }
 
-LaunchModel::LaunchModel(const ModelShape& shape, const ModuleTable& modules, const TierRules& tier, const LoraPlan& lora) {
+LaunchModel::LaunchModel(const ModelShape& shape, const ModuleTable& modules, const TierRules& tier, const LoraPlan& lora,
+                         bool autocast) {
   const auto n = launch_units(shape, modules, tier, lora);
   for (int i = 0; i < kLaunchSources; ++i)
     if (i != kLaunchExpertHit) fixed_ += n[i] * kLaunchTable[i].per_unit;
+  if (autocast) fixed_ += n[kLaunchLora] * kAutocastLaunchesPerAdapter;
   per_hit_pairs_ = n[kLaunchExpertHit] * kLaunchTable[kLaunchExpertHit].per_unit;
   if (shape.moe.num_experts > 0 && shape.moe.top_k < shape.moe.num_experts)
     log_miss_ = std::log1p(-static_cast<double>(shape.moe.top_k) / static_cast<double>(shape.moe.num_experts));

@@ -43,11 +43,18 @@ std::array<double, kLaunchSources> launch_units(const ModelShape& shape, const M
                                                const TierRules& tier, const LoraPlan& lora);
 std::array<double, kLaunchSources> launch_units(const ModelShape& shape, const TierRules& tier, int64_t lora_rank = 16);
 
+// Launches torch.autocast(bf16) adds per LoRA-wrapped linear (LoraChoice::autocast), read from peft's
+// lora.Linear.forward and autograd, not fitted: in forward and again in the recompute, the bf16 casts of the input
+// and of the two adapter weights (+3) less the fp32 result's cast back (-1); in backward, the three casts' own
+// backward (+3) less the cast back's (-1). Checked by measurements/campaigns/autocast-lora.yaml.
+constexpr double kAutocastLaunchesPerAdapter = 6.0;
+
 // Predicted launches of one step with `tokens` routed tokens (R*W): the fraction of experts hit under uniform
 // routing, 1-(1-k/E)^T, matters only for the loop tier.
 class LaunchModel {
  public:
-  LaunchModel(const ModelShape& shape, const ModuleTable& modules, const TierRules& tier, const LoraPlan& lora);
+  LaunchModel(const ModelShape& shape, const ModuleTable& modules, const TierRules& tier, const LoraPlan& lora,
+              bool autocast = false);
   LaunchModel(const ModelShape& shape, const TierRules& tier, int64_t lora_rank = 16);
   // Every expert hit: the count of a step with enough tokens (what a coefficient file's host term carries).
   double per_step_all_experts() const { return fixed_ + per_hit_pairs_; }

@@ -125,9 +125,13 @@ double gated_products(const ModelShape& shape, int64_t layer) {
 //     fp32 cast of x (held by forward's local x when dropout makes a second copy), lora_B's fp32 output and its
 //     scaled copy, the base output                                                                 (4 d_in + (8 + a) d_out)
 //   + the residual stream's running sum and the gradient arriving from the layer above             (2 a h)
+// Under torch.autocast(bf16) (`autocast`) lora_A saves autocast's bf16 cast of its input in place of the fp32
+// one: the mask and 2 bytes, or 2 without dropout (3 or 2 x d_in); at the last adapter the fp32 cast of x stays
+// alive (4 d_in) with, first, dropout's fp32 output until lora_A has cast it (4 d_in, dropout only), then the bf16
+// output, its scaled copy and the base output ((4 + a) d_out), whichever is larger.
 double peft_layer_working_set_bytes(const ModelShape& shape, const ModuleTable& modules,
                                     const std::vector<std::string>& lora_targets, double lora_dropout,
-                                    int64_t activation_bytes) {
+                                    int64_t activation_bytes, bool autocast) {
   const double a = static_cast<double>(activation_bytes);
   const double h = static_cast<double>(shape.hidden_size);
   const bool dropout = lora_dropout > 0;
@@ -138,8 +142,13 @@ double peft_layer_working_set_bytes(const ModelShape& shape, const ModuleTable& 
     if (std::find(lora_targets.begin(), lora_targets.end(), m.short_name) == lora_targets.end()) continue;
     const double in = static_cast<double>(m.in_features), out = static_cast<double>(m.out_features);
     const auto l = static_cast<size_t>(m.layer);
-    adapters[l] += (dropout ? 5.0 : 4.0) * in;
-    last[l] = (dropout ? 4.0 * in : 0.0) + (8.0 + a) * out;
+    if (autocast) {
+      adapters[l] += (dropout ? 3.0 : 2.0) * in;
+      last[l] = 4.0 * in + std::max(dropout ? 4.0 * in : 0.0, (4.0 + a) * out);
+    } else {
+      adapters[l] += (dropout ? 5.0 : 4.0) * in;
+      last[l] = (dropout ? 4.0 * in : 0.0) + (8.0 + a) * out;
+    }
   }
   double largest = 0;
   for (int64_t layer = 0; layer < shape.num_layers(); ++layer) {
@@ -193,7 +202,7 @@ ArchitectureMemoryRates architecture_rates(const ModelShape& shape, const Module
                          : peft_layer_working_set_bytes(shape, modules,
                                                         setup.lora_targets.empty() ? default_lora_targets(modules)
                                                                                    : setup.lora_targets,
-                                                        setup.lora_dropout, setup.activation_bytes);
+                                                        setup.lora_dropout, setup.activation_bytes, setup.lora_autocast);
   r.mask_bytes = c.mask_bytes;
   return r;
 }

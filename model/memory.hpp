@@ -43,6 +43,7 @@ struct TrainingSetup {
   // does (layer_working_set_bytes): set for the hf_peft stack.
   bool peft_layers = false;
   double lora_dropout = 0.05;             // peft's lora_dropout: > 0 saves a mask and an fp32 copy per adapter
+  bool lora_autocast = false;             // the step under torch.autocast(bf16): adapters save bf16 inputs
 };
 
 // The allocator-level constants of the architecture memory model. Defaults: least squares over the 52 H200
@@ -113,6 +114,6 @@ double layer_working_set_bytes(const ModelShape& shape, int64_t activation_bytes
 // family whose logits path is small (Mistral-7B: 475.5 KiB measured, 474.0 by this rule).
 double peft_layer_working_set_bytes(const ModelShape& shape, const ModuleTable& modules,
                                     const std::vector<std::string>& lora_targets, double lora_dropout,
-                                    int64_t activation_bytes);
+                                    int64_t activation_bytes, bool autocast = false);
 
 }  // namespace stepcast::model

@@ -94,7 +94,8 @@ bool same_model(const Built& asked, const std::optional<Built>& source) {
 double launches_of(const model::ModelShape& shape, const model::ModuleTable& modules, const std::string& tier,
                    const model::LoraChoice& lora) {
   const auto targets = lora.targets.empty() ? model::default_lora_targets(modules) : lora.targets;
-  return model::LaunchModel(shape, modules, model::tier_from_label(tier), model::plan_lora(modules, targets, lora.rank))
+  return model::LaunchModel(shape, modules, model::tier_from_label(tier), model::plan_lora(modules, targets, lora.rank),
+                            lora.autocast)
       .per_step_all_experts();
 }
 
@@ -150,6 +151,7 @@ struct Question {
 model::LoraChoice lora_of(const PredictorAsk& ask, const model::Coefficients& c, const Built& b) {
   model::LoraChoice lora{ask.lora_rank > 0 ? ask.lora_rank : c.lora_rank, ask.lora_targets};
   if (ask.lora_dropout >= 0) lora.dropout = ask.lora_dropout;
+  lora.autocast = ask.lora_autocast;
   std::vector<std::string> problems;
   for (const auto& p : model::lora_target_problems(b.modules, lora.targets, b.shape.name))
     problems.push_back(ask.lora_where + ": " + p);

@@ -147,6 +147,15 @@ TEST_CASE("a record's own LoRA reads into Record::lora and stays in the written 
   const auto lora = stepcast::calibrate::lora_choice(records[0], 8);
   CHECK(lora.rank == 16);
   CHECK(lora.targets.size() == 4);
+  CHECK_FALSE(lora.autocast);  // a record without the key trained without autocast
+  std::string mixed = line;
+  mixed.replace(mixed.find("\"dtype\""), 0, "\"autocast\": true, ");
+  TempFile g(mixed + "\n", ".jsonl");
+  CHECK(stepcast::calibrate::lora_choice(read_records(g.path())[0], 8).autocast);
+  std::string bad = line;
+  bad.replace(bad.find("\"dtype\""), 0, "\"autocast\": \"yes\", ");
+  TempFile h(bad + "\n", ".jsonl");
+  CHECK_THROWS_WITH(read_records(h.path()), Catch::Matchers::Contains("autocast"));
   Record plain;
   CHECK(stepcast::calibrate::lora_choice(plain, 8).rank == 8);
   CHECK(stepcast::calibrate::lora_choice(plain, 8).targets.empty());

@@ -116,11 +116,15 @@ TEST_CASE("a scenario's lora block: rank, alpha and targets, each target a modul
   CHECK_THAT(p, Contains("lora.rank = 0"));
   // Phi-3 fuses q, k and v: its own names are what it accepts.
   CHECK(problems_of(with_lora("phi-3.5-mini", "{targets: [qkv_proj, o_proj]}")).empty());
-  CHECK_THAT(problems_of(with_lora("phi-3.5-mini", "{}")), Contains("neither rank, targets nor dropout"));
+  CHECK_THAT(problems_of(with_lora("phi-3.5-mini", "{}")), Contains("neither rank, targets, dropout nor autocast"));
   // peft's lora_dropout: absent is -1 (the predictor's 0.05); 0 is nn.Identity; 1 would drop everything.
   CHECK(s.lora.dropout < 0);
   TempFile g(with_lora("llama-3-8b", "{dropout: 0.0}"), ".yaml");
   CHECK(stepcast::io::load_scenario(g.path()).lora.dropout == 0.0);
+  CHECK_FALSE(stepcast::io::load_scenario(g.path()).lora.autocast);
+  TempFile m(with_lora("llama-3-8b", "{autocast: true}"), ".yaml");
+  CHECK(stepcast::io::load_scenario(m.path()).lora.autocast);  // HF Trainer's bf16=True
+  CHECK_THAT(problems_of(with_lora("llama-3-8b", "{autocast: sometimes}")), Contains("autocast"));
   CHECK_THAT(problems_of(with_lora("llama-3-8b", "{rank: 8, dropout: 1.0}")), Contains("dropout = 1.0"));
   CHECK_THAT(problems_of(with_lora("llama-3-8b", "{rank: 8, target: [q_proj]}")), Contains("unknown key 'lora.target'"));
 }

@@ -7,6 +7,7 @@
 #include "model/counts.hpp"
 #include "model/features.hpp"
 #include "model/gpu_efficiency.hpp"
+#include "model/launches.hpp"
 #include "model/modules.hpp"
 #include "model/step_model.hpp"
 #include "model/transfer.hpp"
@@ -243,6 +244,36 @@ TEST_CASE("the weighted memory-bound count: norms' passes and LoRA's elementwise
   CHECK(memory(all, sm::MemoryWork::plain) - memory(all, sm::MemoryWork::plain, 0.0) ==
         Approx(sm::kLoraDropoutBytesPerInput * static_cast<double>(lora_all.in_features) * tokens_passes));
   CHECK_THROWS_AS(sm::memory_work_from("bytes"), stepcast::InputError);
+  // Under autocast: +18 raw bytes an adapter input element and -44 an output element over the step (docs/method.md,
+  // "LoRA under autocast"), in the weighted count's bytes (11.9 a pass stands for 59.5 raw).
+  const auto autocast = sm::FeatureMaker(llama, modules, tier, h200, sm::LoraChoice{16, all, 0.05, true},
+                                         sm::ExpertWork::roofline, sm::MemoryWork::weighted)
+                            .step(batch(2, 4096))
+                            .x[sm::kMemoryBound];
+  const double in = static_cast<double>(lora_all.in_features), out = static_cast<double>(lora_all.in_out_features) - in;
+  CHECK(autocast - memory(all, sm::MemoryWork::weighted) ==
+        Approx(sm::kLoraElementwiseBytes * (18 * in - 44 * out) / 59.5 * tokens_passes));
+  CHECK(autocast < memory(all, sm::MemoryWork::weighted));  // Llama's adapters have more output than input elements
+}
+
+TEST_CASE("LoRA under autocast: bf16 adapter GEMMs, 6 more launches an adapter", "[features][category][lora]") {
+  const auto llama = stepcast::io::load_model("llama-3-8b");
+  const auto modules = sm::expand_modules(llama);
+  const auto tier = sm::tier_from_label("hf-peft/sdpa-grouped_mm");
+  const auto h200 = sm::gpu_info("NVIDIA H200");
+  const auto lora = sm::plan_lora(modules, sm::default_lora_targets(modules), 64);
+  const double flops = 2.0 * static_cast<double>(lora.params), kappa = sm::lora_gemm_ridge_flops_per_byte(h200);
+  // fp32: the FLOPs and 4 bytes an (in + out) element; autocast: the FLOPs at the fp32 / bf16 peak ratio, 2 bytes.
+  CHECK(sm::lora_work_per_token(flops, lora, false, h200) ==
+        Approx(flops + kappa * 4 * static_cast<double>(lora.in_out_features)));
+  CHECK(sm::lora_work_per_token(flops, lora, true, h200) ==
+        Approx(flops * h200.peaks.fp32_tflops / h200.peaks.bf16_tflops +
+               kappa * 2 * static_cast<double>(lora.in_out_features)));
+  CHECK(sm::lora_work_per_token(flops, lora, true, h200) < 0.5 * sm::lora_work_per_token(flops, lora, false, h200));
+  const sm::LaunchModel fp32(llama, modules, tier, lora), mixed(llama, modules, tier, lora, true);
+  CHECK(mixed.per_step_all_experts() - fp32.per_step_all_experts() ==
+        Approx(sm::kAutocastLaunchesPerAdapter * static_cast<double>(lora.modules)));
+  CHECK(lora.modules == 224);
 }
 
 TEST_CASE("a file without memory_work reads as plain, the shipped default is weighted",

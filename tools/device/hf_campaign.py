@@ -75,6 +75,7 @@ def check_item(item, root, where):
     require(isinstance(lora, dict), where, "lora missing")
     require(isinstance(lora.get("rank"), int) and lora["rank"] >= 1, where, "lora.rank must be an integer >= 1")
     require(isinstance(lora.get("targets"), list) and lora["targets"], where, "lora.targets must be a non-empty list")
+    require(isinstance(lora.get("autocast", False), bool), where, "lora.autocast must be true or false")
     require(item.get("gradient_checkpointing", "reentrant") in CHECKPOINTING, where,
             "gradient_checkpointing must be one of %s" % ", ".join(CHECKPOINTING))
     require(item.get("allocator", "default") in ALLOCATORS, where, "allocator must be one of %s" % ", ".join(ALLOCATORS))
@@ -119,7 +120,8 @@ def item_file(outdir, item):
 
 
 def describe(item):
-    parts = [item["id"], item["model"], "lora r%d on %s" % (item["lora"]["rank"], ",".join(item["lora"]["targets"])),
+    parts = [item["id"], item["model"], "lora r%d on %s%s" % (item["lora"]["rank"], ",".join(item["lora"]["targets"]),
+                                                          " under autocast" if item["lora"].get("autocast") else ""),
              "ckpt " + item.get("gradient_checkpointing", "reentrant"), "label " + item.get("label", "warm")]
     run = item.get("run")
     if run:
@@ -186,6 +188,12 @@ class Executor:
                                       task_type="CAUSAL_LM")
         model = peft.get_peft_model(model, config_lora)
         model.train()
+        if lora.get("autocast"):
+            # As accelerate's prepare_model wraps it for the HF Trainer and TRL with bf16=True: the forward (and the
+            # loss inside it) under torch.autocast(bf16), its floating outputs converted to fp32. peft's fp32
+            # adapters then multiply in bf16 (docs/method.md, "LoRA under autocast").
+            from accelerate.utils import convert_outputs_to_fp32
+            model.forward = convert_outputs_to_fp32(torch.autocast(device_type="cuda", dtype=torch.bfloat16)(model.forward))
         base = model.get_base_model()
         wrapped = sum(1 for _, m in model.named_modules() if hasattr(m, "lora_A") and len(m.lora_A) > 0)
         trainable = [p for p in model.parameters() if p.requires_grad]
@@ -260,7 +268,8 @@ class Executor:
                 "source": "tools/device/hf_campaign.py %s --only %s" % (self.plan.get("plan_path", ""), item["id"]),
                 "lora": {"rank": lora["rank"], "alpha": lora.get("alpha", 2 * lora["rank"]),
                          "dropout": lora.get("dropout", 0.05), "targets": lora["targets"],
-                         "modules": self.info["lora_modules"], "dtype": self.info["lora_dtype"]},
+                         "modules": self.info["lora_modules"], "dtype": self.info["lora_dtype"],
+                         **({"autocast": True} if lora.get("autocast") else {})},
                 "dtype": item.get("dtype", "bfloat16"),  # the weights as loaded (the config's torch_dtype is ignored)
                 "gradient_checkpointing": item.get("gradient_checkpointing", "reentrant"),
                 "attn_implementation": self.info["attn_implementation"],
