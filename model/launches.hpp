@@ -43,11 +43,12 @@ std::array<double, kLaunchSources> launch_units(const ModelShape& shape, const M
                                                const TierRules& tier, const LoraPlan& lora);
 std::array<double, kLaunchSources> launch_units(const ModelShape& shape, const TierRules& tier, int64_t lora_rank = 16);
 
-// Launches torch.autocast(bf16) adds per LoRA-wrapped linear (LoraChoice::autocast), read from peft's
-// lora.Linear.forward and autograd, not fitted: in forward and again in the recompute, the bf16 casts of the input
-// and of the two adapter weights (+3) less the fp32 result's cast back (-1); in backward, the three casts' own
-// backward (+3) less the cast back's (-1). Checked by measurements/campaigns/autocast-lora.yaml.
-constexpr double kAutocastLaunchesPerAdapter = 6.0;
+// Launches torch.autocast(bf16) adds per LoRA-wrapped linear (LoraChoice::autocast), counted in the CUPTI tables of
+// Llama-3-8B 2 x 4096 with and without autocast on one H100 (measurements/records/h100-autocast-lora/kernels: 12,699
+// against 11,801 launches, 224 adapters: +4.0 each): 3 bf16 casts of inputs and 2 weight casts an adapter, one
+// split-K reduction in 1.6 of the bf16 adapter GEMMs, against the fp32 result's casts back. Registered before it was
+// counted, from peft's forward alone: +6 (the weights cast in both forward passes, no split-K).
+constexpr double kAutocastLaunchesPerAdapter = 4.0;
 
 // Predicted launches of one step with `tokens` routed tokens (R*W): the fraction of experts hit under uniform
 // routing, 1-(1-k/E)^T, matters only for the loop tier.

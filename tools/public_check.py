@@ -52,6 +52,8 @@ def predict(args):
             cmd += ["--lora-targets", ",".join(c["lora_targets"])]
         if c.get("stack"):
             cmd += ["--stack", c["stack"]]
+        if c.get("autocast"):  # the trainer runs under torch.autocast(bf16): HF Trainer / TRL with bf16=True
+            cmd += ["--autocast"]
         cmd += ["--format", "json"]
         out = subprocess.run([args.stepcast] + cmd[1:], capture_output=True, text=True)
         if out.returncode != 0:

@@ -106,7 +106,7 @@ TEST_CASE("predict, drift and plan answer a model with no coefficients given, an
   CHECK(json_of("predict --model qwen2.5-7b --rows 1024 --lora-dropout 0")["predictor"].is_string());
   CHECK(run_cli("predict --model qwen2.5-7b --rows 1024 --lora-dropout 1.5").exit_code == 2);
   // --autocast: HF Trainer's bf16=True; the adapters' GEMM work drops below half (bf16 bytes, tensor-core FLOPs) and
-  // each adapter launches 6 more kernels (docs/method.md, "LoRA under autocast").
+  // each adapter launches 4 more kernels (docs/method.md, "LoRA under autocast").
   const auto mixed = json_of("predict --model qwen2.5-7b --rows 4096,4096 --autocast");
   const auto plain = json_of("predict --model qwen2.5-7b --rows 4096,4096");
   CHECK(mixed["work"]["lora_gemm_s_per_tflop"].get<double>() < 0.5 * plain["work"]["lora_gemm_s_per_tflop"].get<double>());

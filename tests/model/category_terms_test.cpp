@@ -256,7 +256,7 @@ TEST_CASE("the weighted memory-bound count: norms' passes and LoRA's elementwise
   CHECK(autocast < memory(all, sm::MemoryWork::weighted));  // Llama's adapters have more output than input elements
 }
 
-TEST_CASE("LoRA under autocast: bf16 adapter GEMMs, 6 more launches an adapter", "[features][category][lora]") {
+TEST_CASE("LoRA under autocast: bf16 adapter GEMMs, 4 more launches an adapter", "[features][category][lora]") {
   const auto llama = stepcast::io::load_model("llama-3-8b");
   const auto modules = sm::expand_modules(llama);
   const auto tier = sm::tier_from_label("hf-peft/sdpa-grouped_mm");
@@ -274,6 +274,8 @@ TEST_CASE("LoRA under autocast: bf16 adapter GEMMs, 6 more launches an adapter",
   CHECK(mixed.per_step_all_experts() - fp32.per_step_all_experts() ==
         Approx(sm::kAutocastLaunchesPerAdapter * static_cast<double>(lora.modules)));
   CHECK(lora.modules == 224);
+  // The counted tables: 12,699 launches under autocast against 11,801 without (h100-autocast-lora).
+  CHECK(sm::kAutocastLaunchesPerAdapter * 224 == Approx(12699 - 11801).epsilon(0.01));
 }
 
 TEST_CASE("a file without memory_work reads as plain, the shipped default is weighted",
