@@ -227,6 +227,27 @@ TEST_CASE("records off by known errors come back as those errors, set apart wher
     CHECK_FALSE(partial->pass);
     CHECK(r.misses.size() >= 3);
   }
+  SECTION("a run that ran out of memory ends there: a partial run that names where") {
+    // The executor records the OOM micro-batch and goes on; a trainer would have stopped there.
+    const std::string file = root.path("records/tiny__bucket-to-pair.jsonl");
+    std::vector<nlohmann::json> lines;
+    std::ifstream in(file);
+    for (std::string line; std::getline(in, line);)
+      if (!line.empty()) lines.push_back(nlohmann::json::parse(line));
+    in.close();
+    REQUIRE(lines.size() > 3);
+    lines[2]["oom"] = true;
+    lines[2].erase("step_s");
+    std::ofstream out(file, std::ios::trunc);
+    for (const auto& j : lines) out << j.dump() << "\n";
+    out.close();
+    const campaign::CampaignReport r = campaign::build_report(c, root.path("records"));
+    const auto* wall = row(r, "tiny/bucket-to-pair", "run_wall_clock");
+    REQUIRE(wall != nullptr);
+    CHECK_THAT(wall->note, Contains("partial run: 2 of"));
+    CHECK_THAT(wall->note, Contains("out of memory at micro-batch 2"));
+    CHECK_FALSE(wall->pass);
+  }
   SECTION("records of another GPU are refused at their line") {
     std::ofstream(root.path("records/warmup__probes.jsonl"), std::ios::app)
         << R"({"model": "tiny-llama", "gpu": "NVIDIA L4", "tier": "t", "rows": [8], "width": 8, "step_s": 1})" << "\n";
