@@ -164,14 +164,16 @@ MemoryJudgement judge_memory(double peak_gib, double reserved_peak_gib, int64_t 
     j.verdict = MemoryVerdict::out_of_memory;
     return j;
   }
-  if (!run.interval) j.risks.push_back("no measured whole-run peak error for this predictor (docs/method.md, \"An interval on the peak\")");
-  if (!run.context_known) j.risks.push_back("the CUDA context is not measured: judged against the whole card");
-  if (run.interval && j.need_high_gib > j.usable_gib)
-    j.risks.push_back("fits at the point estimate only: the 90 % upper bound needs " + fixed_text(j.need_high_gib) +
-                      " GiB of " + fixed_text(j.usable_gib) + " GiB");
+  // The most consequential first (the headline shows it): a reserved peak past the card is how a measured run with
+  // 12.6 GiB of allocated margin ran out of memory (Gemma-7B on an H100, docs/planner.md, "Memory").
   if (cache_releases > 0 || reserved_peak_gib > j.usable_gib)
     j.risks.push_back("the reserved memory reaches what the card gives: the allocator frees its cache and retries (" +
                       std::to_string(cache_releases) + " times); fragmentation decides the rest");
+  if (run.interval && j.need_high_gib > j.usable_gib)
+    j.risks.push_back("fits at the point estimate only: the 90 % upper bound needs " + fixed_text(j.need_high_gib) +
+                      " GiB of " + fixed_text(j.usable_gib) + " GiB");
+  if (!run.interval) j.risks.push_back("no measured whole-run peak error for this predictor (docs/method.md, \"An interval on the peak\")");
+  if (!run.context_known) j.risks.push_back("the CUDA context is not measured: judged against the whole card");
   j.verdict = j.risks.empty() ? MemoryVerdict::fits : MemoryVerdict::at_risk;
   return j;
 }
