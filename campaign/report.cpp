@@ -209,6 +209,23 @@ void micro_batch_values(io::Metric m, const nlohmann::json& line, const calibrat
     v.notes.push_back(std::to_string(mismatched) + " micro-batch(es) not the planned ones (not compared)");
 }
 
+std::vector<calibrate::Record>::const_iterator first_oom(const std::vector<calibrate::Record>& records) {
+  return std::find_if(records.begin(), records.end(), [](const calibrate::Record& r) { return r.oom; });
+}
+
+// "out of memory at micro-batch 25 (1342+8192 x 8192)", or empty where every micro-batch ran.
+std::string oom_note(const std::vector<calibrate::Record>& records) {
+  const auto oom = first_oom(records);
+  if (oom == records.end()) return "";
+  std::string rows;
+  for (int64_t n : oom->rows) {
+    if (!rows.empty()) rows += '+';
+    rows += std::to_string(n);
+  }
+  return "out of memory at micro-batch " + std::to_string(oom - records.begin()) + " (" + rows + " x " +
+         std::to_string(oom->width) + ")";
+}
+
 // What a report needs of one plan item's run: its recorded run, its prediction line, the planner's replay.
 struct RunFacts {
   const calibrate::RecordedRun* run = nullptr;
@@ -225,22 +242,12 @@ struct Context {
   std::map<size_t, std::vector<calibrate::RecordedRun>> runs;  // by plan item
   std::map<size_t, ItemPredictor> predictors;                  // by campaign item
 
-  std::map<size_t, std::string> run_oom;                       // by plan item: where its run ran out of memory
-
   // A run that ran out of memory ends there: the executor may go on with the next micro-batches, but a trainer
   // would have stopped, so the run is the records before the first OOM (a partial run, named on its rows).
   const std::vector<calibrate::RecordedRun>& runs_of(size_t i) {
     auto it = runs.find(i);
     if (it != runs.end()) return it->second;
-    const auto& all = records[i];
-    const auto oom = std::find_if(all.begin(), all.end(), [](const calibrate::Record& r) { return r.oom; });
-    if (oom != all.end()) {
-      std::string rows;
-      for (int64_t n : oom->rows) rows += (rows.empty() ? "" : "+") + std::to_string(n);
-      run_oom[i] = "out of memory at micro-batch " + std::to_string(oom - all.begin()) + " (" + rows + " x " +
-                   std::to_string(oom->width) + ")";
-    }
-    const std::vector<calibrate::Record> before(all.begin(), oom);
+    const std::vector<calibrate::Record> before(records[i].begin(), first_oom(records[i]));
     return runs.emplace(i, calibrate::read_runs(before, plan[i].id)).first->second;
   }
   const model::StepModel& model_of(size_t item) {
@@ -305,7 +312,7 @@ void wall_clock_values(Context& ctx, size_t i, Values& v) {
   if (!f.complete) {
     v.notes.push_back("partial run: " + std::to_string(f.run->steps.size()) + " of " +
                       std::to_string(f.line->value("micro_batches_count", int64_t{0})) + " micro-batches");
-    if (const auto oom = ctx.run_oom.find(i); oom != ctx.run_oom.end()) v.notes.push_back(oom->second);
+    if (const std::string oom = oom_note(ctx.records[i]); !oom.empty()) v.notes.push_back(oom);
     return;
   }
   const bool apart = cold_or_jit(ctx.plan[i], f);
