@@ -140,12 +140,17 @@ class FieldReader {
     else
       lora.rank = rank->get<int64_t>();
     const auto targets = v->find("targets");
-    bool targets_ok = targets != v->end() && targets->is_array() && !targets->empty();
+    const auto full = v->find("full");
+    const bool is_full = full != v->end() && full->is_boolean() && full->get<bool>();
+    // A full fine-tune trains no adapters: its targets are an empty list (or absent).
+    bool targets_ok = is_full ? targets == v->end() || (targets->is_array() && targets->empty())
+                              : targets != v->end() && targets->is_array() && !targets->empty();
     if (targets_ok)
       for (const auto& t : *targets) targets_ok = targets_ok && t.is_string() && !t.get<std::string>().empty();
     if (!targets_ok)
-      bad("targets", targets == v->end() ? nlohmann::json() : *targets, "a non-empty list of module names");
-    else
+      bad("targets", targets == v->end() ? nlohmann::json() : *targets,
+          is_full ? "an empty list under full fine-tuning" : "a non-empty list of module names");
+    else if (targets != v->end())
       lora.targets = targets->get<std::vector<std::string>>();
     if (const auto alpha = v->find("alpha"); alpha != v->end()) {
       if (!alpha->is_number() || !std::isfinite(alpha->get<double>()) || alpha->get<double>() < 0)
@@ -176,6 +181,12 @@ class FieldReader {
         bad("autocast", *autocast, "true or false");
       else
         lora.autocast = autocast->get<bool>();
+    }
+    if (full != v->end()) {
+      if (!full->is_boolean())
+        bad("full", *full, "true or false");
+      else
+        lora.full = full->get<bool>();
     }
     out = std::move(lora);
   }

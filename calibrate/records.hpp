@@ -25,6 +25,7 @@ struct RecordLora {
   std::string at;                    // "file:line:col" of the record's "targets" key, for messages
   double dropout = 0.05;             // peft's lora_dropout; records written before it was recorded all used 0.05
   bool autocast = false;             // the step ran under torch.autocast(bf16) (model::LoraChoice::autocast)
+  bool full = false;                 // full fine-tuning ("full": true): every parameter trained, no adapters
 };
 
 struct Record {
@@ -70,10 +71,11 @@ inline model::MicroBatch to_batch(const Record& r) {
 // targets. lora_key names one choice, so that records training the same adapters share their features.
 inline model::LoraChoice lora_choice(const Record& r, int64_t default_rank) {
   if (!r.lora) return {default_rank, {}};
-  return {r.lora->rank, r.lora->targets, r.lora->dropout, r.lora->autocast};
+  return {r.lora->rank, r.lora->targets, r.lora->dropout, r.lora->autocast, r.lora->full};
 }
 inline std::string lora_key(const model::LoraChoice& lora) {
-  std::string key = std::to_string(lora.rank) + "," + std::to_string(lora.dropout) + (lora.autocast ? ",autocast" : "");
+  std::string key = std::to_string(lora.rank) + "," + std::to_string(lora.dropout) + (lora.autocast ? ",autocast" : "") +
+                    (lora.full ? ",full" : "");
   for (const auto& t : lora.targets) key += "," + t;
   return key;
 }

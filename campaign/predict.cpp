@@ -180,6 +180,7 @@ nlohmann::json predict_run(const io::CampaignItem& item, const io::PlanItem& pro
 nlohmann::json lora_json(const io::LoraSettings& l) {
   nlohmann::json j{{"rank", l.rank}, {"alpha", l.alpha}, {"dropout", l.dropout}, {"targets", l.targets}};
   if (l.autocast) j["autocast"] = true;  // only where asked: plans written before it stay as they were
+  if (l.full) j["full"] = true;
   return j;
 }
 
@@ -380,6 +381,7 @@ ItemPredictor item_predictor(const io::Campaign& c, const io::CampaignItem& item
   ask.lora_rank = item.lora.rank;
   ask.lora_dropout = item.lora.dropout;
   ask.lora_autocast = item.lora.autocast;
+  ask.full = item.lora.full;
   ask.dtype = item.dtype;  // the executor loads the weights in it, whatever the config says
   ItemPredictor p{predict::choose_predictor(ask), "", nullptr};
   // The description names the file as the campaign does (relative to the root), so that a prediction line reads the

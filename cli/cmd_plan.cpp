@@ -147,6 +147,10 @@ Scenario scenario_with_overrides(const PlanOptions& o) {
   if (o.lora.alpha > 0) s.lora.alpha = o.lora.alpha;
   if (o.lora.dropout >= 0) s.lora.dropout = o.lora.dropout;
   if (o.lora.autocast) s.lora.autocast = true;
+  if (o.lora.full) {
+    s.lora = io::LoraSpec();  // a full fine-tune has no adapters: the scenario's own lora block no longer applies
+    s.lora.full = true;
+  }
   d.throw_if_any();
   return s;
 }
@@ -173,10 +177,14 @@ std::unique_ptr<model::StepPredictor> make_predictor(const Scenario& s, const Pl
   predict::Predictor p = predict::choose_predictor(scenario_ask(s, !o.coefficients.empty(), o.transfer));
   for (const auto& n : p.notes) std::cerr << "note: " << n << "\n";
   const model::Coefficients& c = p.transfer.coefficients;
-  info.description = p.first_line + " [" + std::to_string(c.points) + " points; LoRA r" + std::to_string(p.lora.rank) +
-                     (s.lora.alpha > 0 ? " alpha " + fixed(s.lora.alpha, 0) : "") + " on " +
-                     (p.lora.targets.empty() ? std::string("the family's all-linear targets") : join(p.lora.targets)) +
-                     (p.lora.autocast ? ", under torch.autocast(bf16)" : "") + "]";
+  info.description = p.first_line + " [" + std::to_string(c.points) + " points; " +
+                     (p.lora.full ? std::string("full fine-tuning")
+                                  : "LoRA r" + std::to_string(p.lora.rank) +
+                                        (s.lora.alpha > 0 ? " alpha " + fixed(s.lora.alpha, 0) : "") + " on " +
+                                        (p.lora.targets.empty() ? std::string("the family's all-linear targets")
+                                                                : join(p.lora.targets)) +
+                                        (p.lora.autocast ? ", under torch.autocast(bf16)" : "")) +
+                     "]";
   if (p.transfer.transferred()) info.transfer = p.first_line;
   auto step_model = p.step_model();
   info.chosen = std::move(p);
@@ -190,8 +198,10 @@ planner::ParallelContext parallel_context(const Scenario& s, const PredictorInfo
   if (info.chosen) {
     const predict::Predictor& p = *info.chosen;
     const auto targets = p.lora.targets.empty() ? model::default_lora_targets(p.modules) : p.lora.targets;
-    ctx.workload = model::lora_workload(p.shape, p.modules, model::plan_lora(p.modules, targets, p.lora.rank),
-                                        model::tier_from_label(p.transfer.coefficients.tier).recompute);
+    const bool recompute = model::tier_from_label(p.transfer.coefficients.tier).recompute;
+    ctx.workload = p.lora.full ? model::full_workload(p.shape, p.modules, recompute)
+                               : model::lora_workload(p.shape, p.modules, model::plan_lora(p.modules, targets, p.lora.rank),
+                                                      recompute);
   }
   const model::GpuSpec* gpu = model::find_gpu(model::known_gpus(), s.gpu_name);
   if (gpu != nullptr) ctx.link = model::link_for(*gpu);

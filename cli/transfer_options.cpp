@@ -48,6 +48,12 @@ void add_lora_options(CLI::App* cmd, LoraOptions& o, const std::string& what) {
   cmd->add_flag("--autocast", o.autocast,
                 what + " runs under torch.autocast(bfloat16), as the HF Trainer and TRL do with bf16=True: peft's fp32 "
                        "adapters then multiply in bf16 (default: no autocast, the weights loaded in bf16)");
+  auto* full = cmd->add_flag("--full", o.full,
+                             what + " is a full fine-tune: no adapters, every parameter trains in the weights' dtype "
+                                    "(weight-gradient GEMMs, AdamW over every parameter; docs/method.md, \"Full "
+                                    "fine-tuning\")");
+  for (const char* lora_only : {"--lora-targets", "--lora-rank", "--lora-dropout", "--autocast"})
+    full->excludes(lora_only);
 }
 
 predict::PredictorAsk predictor_ask(const std::string& coefficients, const std::string& model, const TransferOptions& o) {
@@ -87,6 +93,7 @@ void set_lora_of(predict::PredictorAsk& ask, const calibrate::Record& r) {
   ask.lora_targets = r.lora->targets;
   ask.lora_dropout = r.lora->dropout;
   ask.lora_autocast = r.lora->autocast;
+  ask.full = r.lora->full;
   ask.lora_where = r.lora->at.empty() ? r.where() + ": lora.targets" : r.lora->at + ": lora.targets";
 }
 
@@ -99,6 +106,7 @@ predict::PredictorAsk scenario_ask(const io::Scenario& s, bool from_flag, const 
   ask.lora_rank = s.lora.rank;
   ask.lora_dropout = s.lora.dropout;
   ask.lora_autocast = s.lora.autocast;
+  ask.full = s.lora.full;
   if (ask.dtype.empty()) ask.dtype = s.dtype;
   if (!s.lora.targets_where.empty()) ask.lora_where = s.lora.targets_where;
   return ask;
@@ -109,6 +117,7 @@ void set_lora(predict::PredictorAsk& ask, const LoraOptions& o) {
   ask.lora_rank = o.rank;
   if (o.dropout >= 0) ask.lora_dropout = o.dropout;
   ask.lora_autocast = o.autocast;
+  ask.full = o.full;
   ask.lora_where = "--lora-targets";
 }
 

@@ -32,7 +32,8 @@ struct LoraOptions {
   double alpha = 0;    // 0: not given (peft's scaling alpha / rank changes no cost: it is shown, not priced)
   double dropout = -1; // < 0: not given (0.05)
   bool autocast = false;  // --autocast: the step under torch.autocast(bf16), HF Trainer's bf16=True
-  bool given() const { return !targets.empty() || rank > 0 || dropout >= 0 || autocast; }
+  bool full = false;      // --full: full fine-tuning, every parameter trains (no adapters)
+  bool given() const { return !targets.empty() || rank > 0 || dropout >= 0 || autocast || full; }
 };
 void add_lora_options(CLI::App* cmd, LoraOptions& o, const std::string& what);
 

@@ -165,6 +165,7 @@ void read_lora(MapReader& r, LoraSettings& lora) {
   }
   r.read_list("targets", lora.targets, false);
   r.read("autocast", lora.autocast, false);
+  r.read("full", lora.full, false);
 }
 
 // An item's draft: the defaults, then what the item says. `stack_given` and friends remember what was said where.
@@ -291,7 +292,7 @@ void check_item(MapReader& r, const Draft& draft, CampaignItem& it, const std::s
     r.problem(key_path(r, "stack") + " is missing (in the item and in defaults). Violated constraint: hf-peft or harness");
   if (it.time_limit_s <= 0)
     r.problem(key_path(r, "time_limit_s") + " is missing (in the item and in defaults). Violated constraint: > 0");
-  if (it.lora.targets.empty())
+  if (it.lora.targets.empty() && !it.lora.full)
     r.problem(key_path(r, "lora.targets") + " is missing (in the item and in defaults). Violated constraint: the "
               "modules the adapters train, e.g. [q_proj, k_proj, v_proj, o_proj]");
   if (it.stack == Stack::harness) {
@@ -308,6 +309,9 @@ void check_item(MapReader& r, const Draft& draft, CampaignItem& it, const std::s
     if (it.probes && !it.probes->host_profiles.empty())
       r.problem(key_path(r, "probes.host_profiles") + " on a harness item. Violated constraint: hf-peft items only "
                 "(the transformers + peft executor runs torch.profiler)");
+    if (it.lora.full)
+      r.problem(key_path(r, "lora.full") + " on a harness item. Violated constraint: hf-peft items only (the harness "
+                "trains LoRA adapters)");
     if (it.lora.autocast)
       r.problem(key_path(r, "lora.autocast") + " on a harness item. Violated constraint: hf-peft items only (the "
                 "harness trains without torch.autocast)");

@@ -60,6 +60,7 @@ struct LoraSettings {
   double dropout = 0.05;
   std::vector<std::string> targets;  // required: a measurement names what it trains
   bool autocast = false;  // hf-peft only: the step under torch.autocast(bf16), as HF Trainer's bf16=True runs it
+  bool full = false;      // hf-peft only: full fine-tuning, no adapters (rank and targets unused)
 };
 
 // A probe point "RxW[:PAD]" as `stepcast measure --points` takes it after its probe kind: R rows of width W, a share

@@ -13,7 +13,8 @@
 //                                            # neither: the GPU's default per-category predictor (needs `model`)
 //   lora: {rank: 16, alpha: 32, dropout: 0.05, targets: [q_proj, k_proj, v_proj, o_proj]}   # optional: what trains (default: the
 //                                            # predictor's rank on the family's all-linear targets); autocast: true
-//                                            # when the trainer runs under torch.autocast (HF Trainer bf16=True)
+//                                            # when the trainer runs under torch.autocast (HF Trainer bf16=True);
+//                                            # lora: {full: true} plans a full fine-tune instead (no adapters)
 //   gpu: {name: NVIDIA H200, memory_gib: 139.8}
 //   corpus: {file: corpora/x.txt, length_field: n}  # or synthetic: {...} or histogram: {seed, bins: [{length, count}]}
 //                                            # (file: lengths, CSV or JSON Lines, optionally .gz; io/corpus_io.hpp)
@@ -60,6 +61,7 @@ struct LoraSpec {
   std::string targets_where;         // "file:line:col" of `targets`, for messages about them
   double dropout = -1;               // peft's lora_dropout; < 0: not given (0.05, model::LoraChoice)
   bool autocast = false;             // the step under torch.autocast(bf16): HF Trainer / TRL with bf16=True
+  bool full = false;                 // full: true, a full fine-tune (every parameter trains; no other lora key)
 };
 
 struct Scenario {

@@ -142,6 +142,21 @@ double lora_work_per_token(double flops, const LoraPlan& lora, bool autocast, co
   return (autocast ? fp32_per_bf16 : 1.0) * flops + lora_gemm_ridge_flops_per_byte(gpu) * lora_gemm_bytes(lora, autocast);
 }
 
+double weight_gradient_factor(bool recompute) {
+  const double r = recompute ? 1.0 : 0.0;
+  return (3.0 + r) / (2.0 + r);
+}
+
+double weight_gradient_factor(const TierRules& tier) {
+  return weight_gradient_factor(tier.recompute || tier.stack == Stack::hf_peft);
+}
+
+double adamw_bytes_per_param(int64_t param_bytes) {
+  constexpr double kAdamwElementPasses = 20;  // the foreach AdamW passes listed in model/features.hpp
+  constexpr double kClipElementPasses = 3;    // clip_grad_norm_: the norm's read, the scale's read and write
+  return (kAdamwElementPasses + kClipElementPasses) * static_cast<double>(param_bytes);
+}
+
 ExpertWork expert_work_from(const std::string& name) {
   if (name == "per-flop") return ExpertWork::per_flop;
   if (name == "roofline") return ExpertWork::roofline;
@@ -191,8 +206,10 @@ FeatureMaker::FeatureMaker(const ModelShape& shape, const ModuleTable& modules, 
       }
     types_.push_back(t);
   }
-  const auto lora = plan_lora(modules, lora_choice.targets.empty() ? default_lora_targets(modules) : lora_choice.targets,
-                              lora_choice.rank);
+  full_ = lora_choice.full;
+  const auto lora = full_ ? LoraPlan{}
+                          : plan_lora(modules, lora_choice.targets.empty() ? default_lora_targets(modules) : lora_choice.targets,
+                                      lora_choice.rank);
   const TokenWork work = token_work(shape, modules, lora);
   dense_flops_per_token_ = work.dense_gemm_flops + work.shared_expert_flops + work.latent_proj_flops;
   lora_flops_per_token_ = lora_work_per_token(work.lora_gemm_flops, lora, lora_choice.autocast, gpu);
@@ -221,6 +238,15 @@ FeatureMaker::FeatureMaker(const ModelShape& shape, const ModuleTable& modules, 
     log_miss_ = std::log1p(-static_cast<double>(shape.moe.top_k) / num_experts_);
   const double recompute = tier.recompute ? 1.0 : 0.0;
   gemm_passes_ = 3.0 + recompute;
+  if (full_) {
+    // Every base weight trains: its weight-gradient GEMM on top of the frozen passes (weight_gradient_factor). The
+    // experts' and the router's too; the streamed expert weights are read no more often.
+    const double factor = weight_gradient_factor(tier);
+    dense_flops_per_token_ *= factor;
+    expert_flops_per_token_ *= factor;
+    router_flops_per_token_ *= factor;
+    optimizer_update_bytes_ = static_cast<double>(count_params(shape, modules).total) * adamw_bytes_per_param(dtype_bytes(shape.dtype));
+  }
   attention_passes_ = 3.5 + recompute;
   attention_forward_passes_ = 1.0 + recompute;
   stream_passes_ = 2.0 + recompute;
@@ -243,6 +269,7 @@ void FeatureMaker::set_memory_rates(const ModelShape& shape, const ModuleTable& 
   TrainingSetup setup;
   setup.lora_rank = lora.rank;
   setup.lora_targets = lora.targets;
+  setup.full = lora.full;
   setup.ce_chunked = tier.ce_chunked;
   setup.softcap_in_model_dtype = tier.stack == Stack::hf_peft;
   setup.peft_layers = tier.stack == Stack::hf_peft;

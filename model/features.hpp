@@ -365,7 +365,28 @@ struct LoraChoice {
   // (docs/method.md, "LoRA under autocast"). The base path is unchanged: bf16 weights, and transformers' norms,
   // RoPE and loss upcast explicitly either way. Every record before 2026-12-06 ran without it.
   bool autocast = false;
+  // Full fine-tuning: no adapters (rank and targets are ignored), every parameter trains in the weights' dtype.
+  // Each base GEMM then also computes its weight gradient, and AdamW updates every parameter (docs/method.md,
+  // "Full fine-tuning").
+  bool full = false;
 };
+
+// A trained weight adds its weight-gradient GEMM to the frozen weight's forward, recompute and input-gradient
+// GEMMs: (3 + recompute) real passes against (2 + recompute). The dense and expert rates were fitted on frozen
+// bases, whose real work is 2 + recompute passes of the 3 + recompute the features count (the convention above), so
+// a trained base is the frozen one's x_gemm times this ratio: 4/3 under gradient checkpointing, 3/2 without.
+double weight_gradient_factor(bool recompute);
+// The same for a tier: transformers + peft labels carry no `ckpt`, but every record of that stack (and the executor's
+// default) ran reentrant gradient checkpointing, so they recompute.
+double weight_gradient_factor(const TierRules& tier);
+
+// Bytes per trained parameter that one optimizer step moves, for a parameter of `param_bytes` (2: bf16): PyTorch's
+// foreach AdamW (torch.optim.AdamW's default on CUDA, as the HF Trainer's adamw_torch and this project's executor
+// run it), pass by pass over (p, g, m, v) in the parameter's dtype: the decoupled weight decay p *= 1 - lr wd (r p,
+// w p), m.lerp_(g) (r m g, w m), v *= b2 (r v, w v), v.addcmul_(g, g) (r v g, w v), s = sqrt(v) (r v, w s), s /= c2
+// (r s, w s), s += eps (r s, w s), p.addcdiv_(m, s) (r p m s, w p): 20 element passes; then clip_grad_norm_'s
+// foreach norm (r g) and scale (r g, w g): 3 more. 23 x param_bytes, 46 bytes for bf16.
+double adamw_bytes_per_param(int64_t param_bytes);
 
 class FeatureMaker {
  public:
@@ -401,6 +422,10 @@ class FeatureMaker {
   double probe_base_gib() const { return weights_gib_ + probe_trainable_gib_; }
   double weights_gib() const { return weights_gib_; }
   double lora_gib() const { return lora_gib_; }  // what trains (fp32 adapters, their gradients, AdamW states)
+  bool full() const { return full_; }
+  // Full fine-tuning: bytes one optimizer step moves over every parameter (adamw_bytes_per_param); 0 under LoRA,
+  // whose fitted optimizer_step_s holds its adapters' update.
+  double optimizer_update_bytes() const { return optimizer_update_bytes_; }
   const TrainableGib& trainable() const { return trainable_; }
 
   struct LayerType {
@@ -456,6 +481,8 @@ class FeatureMaker {
   // query head, on a path that expands them (an explicit mask: padding, a window the width reaches); bytes a token.
   double expanded_kv_bytes_per_token_ = 0;
   double launches_k_ = 0;
+  bool full_ = false;
+  double optimizer_update_bytes_ = 0;
 };
 
 // Pairs computed by a kernel for one row, width rounded up to the kernel's 128-row tile.

@@ -50,12 +50,20 @@ std::array<double, kLaunchSources> launch_units(const ModelShape& shape, const T
 // counted, from peft's forward alone: +6 (the weights cast in both forward passes, no split-K).
 constexpr double kAutocastLaunchesPerAdapter = 4.0;
 
+// Launches per nn.Linear of a full fine-tune (no adapters, every weight trains): its forward, recompute,
+// input-gradient and weight-gradient GEMMs (4), plus the share of the layer's other kernels (residual adds, RoPE,
+// attention, activation, copies) that the LoRA row carries per wrapped module, estimated at 12 from peft's forward
+// (41.6 a wrapped module = 3 base GEMMs + about 27 adapter kernels + that share). Registered before any full
+// fine-tune was counted (measurements/campaigns/h100-full-finetune.yaml).
+constexpr double kFullLaunchesPerLinear = 16.0;
+
 // Predicted launches of one step with `tokens` routed tokens (R*W): the fraction of experts hit under uniform
 // routing, 1-(1-k/E)^T, matters only for the loop tier.
 class LaunchModel {
  public:
+  // `full`: a full fine-tune (`lora` is then empty): kFullLaunchesPerLinear for every nn.Linear of the table.
   LaunchModel(const ModelShape& shape, const ModuleTable& modules, const TierRules& tier, const LoraPlan& lora,
-              bool autocast = false);
+              bool autocast = false, bool full = false);
   LaunchModel(const ModelShape& shape, const TierRules& tier, int64_t lora_rank = 16);
   // Every expert hit: the count of a step with enough tokens (what a coefficient file's host term carries).
   double per_step_all_experts() const { return fixed_ + per_hit_pairs_; }

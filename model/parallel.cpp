@@ -179,6 +179,14 @@ ParallelWorkload lora_workload(const ModelShape& shape, const ModuleTable& modul
   return w;
 }
 
+ParallelWorkload full_workload(const ModelShape& shape, const ModuleTable& modules, bool recompute) {
+  ParallelWorkload w = lora_workload(shape, modules, LoraPlan{}, recompute);
+  w.trainable_bytes = w.weight_bytes;
+  w.gradient_bytes = w.weight_bytes;
+  w.optimizer_state_bytes = 2 * w.weight_bytes;
+  return w;
+}
+
 RankMemory rank_memory(const ParallelConfig& config, const ParallelWorkload& w, int64_t tokens) {
   RankMemory m;
   const int64_t n = config.ranks;

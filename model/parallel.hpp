@@ -99,6 +99,10 @@ ParallelWorkload lora_workload(const ModelShape& shape, int64_t lora_rank, bool 
 // The same for the adapters `lora` of the shape's module table, expanded once by the caller (model/modules.hpp).
 ParallelWorkload lora_workload(const ModelShape& shape, const ModuleTable& modules, const LoraPlan& lora, bool recompute);
 
+// A full fine-tune's workload: every weight trains in its dtype, with a gradient and AdamW's two states like it
+// (torch.optim.AdamW keeps them in the parameter's dtype), as model/memory.cpp charges them.
+ParallelWorkload full_workload(const ModelShape& shape, const ModuleTable& modules, bool recompute);
+
 // The time one rank spends on a micro-batch, split as the collectives see it, seconds.
 struct ComputeSplit {
   double forward_s = 0;

@@ -3,6 +3,7 @@
 #include <bit>
 
 #include "model/allocator.hpp"
+#include "model/gpu_efficiency.hpp"
 
 namespace stepcast::model {
 
@@ -18,6 +19,7 @@ double persistent_rounding_gib(const ModelShape& shape, const LoraChoice& lora, 
   TrainingSetup setup;
   setup.lora_rank = lora.rank;
   setup.lora_targets = lora.targets;
+  setup.full = lora.full;
   const std::vector<int64_t> tensors = persistent_tensor_bytes(shape, setup);
   double bytes = 0;
   for (int64_t b : tensors) bytes += static_cast<double>(b);
@@ -61,7 +63,16 @@ double StepModel::first_seen_s(const MicroBatch& batch) const {
   return run_[kFirstSeen] * std::popcount(first_seen_graphs(batch));
 }
 double StepModel::run_start_s() const { return run_[kRunStart]; }
-double StepModel::optimizer_step_s() const { return run_[kOptimizerStep]; }
+double StepModel::optimizer_step_s() const { return run_[kOptimizerStep] + full_update_s(); }
+
+double StepModel::full_update_s() const {
+  const double bytes = features_.optimizer_update_bytes();
+  if (bytes <= 0) return 0;
+  const double pass_bytes = bytes / adamw_bytes_per_param(1);  // one element pass over every parameter, 1 byte each
+  const Achieved a = shipped_efficiency().achieved(features_.gpu(), KernelCategory::memory, pass_bytes);
+  const double gbs = a.rate > 0 ? a.rate : features_.gpu().peaks.memory_gbs;
+  return gbs > 0 ? bytes / (gbs * 1e9) : 0;
+}
 
 double StepModel::peak_of(const MemoryFeatures& y) const {
   double peak = y.base_gib;

@@ -28,7 +28,12 @@ class StepModel : public StepPredictor {
   double first_seen_s(const MicroBatch& batch) const override;  // first_seen_s per graph x the batch's graphs
   uint32_t first_seen_graphs(const MicroBatch& batch) const override { return features_.cudnn_graphs(batch); }
   double run_start_s() const override;
+  // The fitted optimizer step (LoRA: clip, AdamW over the adapters, zero_grad), plus under full fine-tuning the
+  // update of every parameter at what the GPU's copies achieve (full_update_s).
   double optimizer_step_s() const override;
+  // Full fine-tuning's AdamW and clip over every parameter: FeatureMaker::optimizer_update_bytes at the bandwidth
+  // the public copy measurements give this GPU for one of its passes (model/gpu_efficiency.hpp); 0 under LoRA.
+  double full_update_s() const;
   MemoryParts memory_parts(const MicroBatch& batch) const override;
   RunMemory run_memory(Allocator allocator) const override;
 

@@ -94,8 +94,8 @@ bool same_model(const Built& asked, const std::optional<Built>& source) {
 double launches_of(const model::ModelShape& shape, const model::ModuleTable& modules, const std::string& tier,
                    const model::LoraChoice& lora) {
   const auto targets = lora.targets.empty() ? model::default_lora_targets(modules) : lora.targets;
-  return model::LaunchModel(shape, modules, model::tier_from_label(tier), model::plan_lora(modules, targets, lora.rank),
-                            lora.autocast)
+  const model::LoraPlan plan = lora.full ? model::LoraPlan{} : model::plan_lora(modules, targets, lora.rank);
+  return model::LaunchModel(shape, modules, model::tier_from_label(tier), plan, lora.autocast, lora.full)
       .per_step_all_experts();
 }
 
@@ -117,12 +117,20 @@ std::string why(const model::Transfer& t) {
   return "transferred " + s;
 }
 
+// What trains, when it is not the LoRA the rates were fitted on: a full fine-tune's weight gradients and update.
+std::string training_text(const Predictor& p) {
+  if (!p.lora.full) return "";
+  return "; full fine-tuning: every weight's gradient GEMM (x" + number(model::weight_gradient_factor(
+             model::tier_from_label(p.transfer.coefficients.tier)), 3) +
+         " the frozen GEMMs) and AdamW over every parameter (docs/method.md, \"Full fine-tuning\")";
+}
+
 std::string host_text(const Predictor& p) {
-  if (p.stack == nullptr) return "";
+  if (p.stack == nullptr) return training_text(p);
   const model::Coefficients& c = p.transfer.coefficients;
   return "; host side of " + std::string(p.stack->name) + ": " + number(p.stack->host_s_per_klaunch * 1000, 1) +
          " us a launch x " + number(c.launches_per_step, 0) + " launches of " + p.shape.name + ", p = " +
-         number(c.overlap_exponent, 0) + " (model/stacks.hpp)";
+         number(c.overlap_exponent, 0) + " (model/stacks.hpp)" + training_text(p);
 }
 
 // Where the question's stack and tier come from: a tier label of a stack's records names that stack and asks the
@@ -152,6 +160,8 @@ model::LoraChoice lora_of(const PredictorAsk& ask, const model::Coefficients& c,
   model::LoraChoice lora{ask.lora_rank > 0 ? ask.lora_rank : c.lora_rank, ask.lora_targets};
   if (ask.lora_dropout >= 0) lora.dropout = ask.lora_dropout;
   lora.autocast = ask.lora_autocast;
+  lora.full = ask.full;
+  if (lora.full) return lora;  // no adapters: the targets are not asked
   std::vector<std::string> problems;
   for (const auto& p : model::lora_target_problems(b.modules, lora.targets, b.shape.name))
     problems.push_back(ask.lora_where + ": " + p);
@@ -319,7 +329,7 @@ Predictor choose_predictor(const PredictorAsk& ask) {
 std::unique_ptr<model::StepModel> Predictor::step_model() const { return step_model(lora); }
 
 std::unique_ptr<model::StepModel> Predictor::step_model(const model::LoraChoice& with) const {
-  if (with.rank == lora.rank && with.targets == lora.targets)
+  if (with.rank == lora.rank && with.targets == lora.targets && with.full == lora.full)
     return std::make_unique<model::StepModel>(shape, modules, transfer.coefficients, transfer.gpu, with);
   // Another plan launches another count: the model transfer's fixed cost and the stack's host side follow it.
   const double launches = launches_of(shape, modules, transfer.coefficients.tier, with);

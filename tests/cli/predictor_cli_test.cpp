@@ -112,6 +112,12 @@ TEST_CASE("predict, drift and plan answer a model with no coefficients given, an
   CHECK(mixed["work"]["lora_gemm_s_per_tflop"].get<double>() < 0.5 * plain["work"]["lora_gemm_s_per_tflop"].get<double>());
   CHECK(mixed["predicted_step_s"].get<double>() < plain["predicted_step_s"].get<double>());
   CHECK(run_cli("predict --measurements " + kRecords + "h200-transfer3/transfer3-qwen2.5-7b.jsonl --autocast").exit_code == 2);
+  // --full: a full fine-tune (docs/method.md, "Full fine-tuning"): the first line says so, AdamW's states and the
+  // gradients are the weights' size, and LoRA's options are refused beside it.
+  const auto trained = json_of("predict --model qwen2.5-7b --rows 4096,4096 --full");
+  CHECK_THAT(trained["predictor"].get<std::string>(), Contains("full fine-tuning: every weight's gradient GEMM (x1.333"));
+  CHECK(trained["predicted_peak_gib"].get<double>() > plain["predicted_peak_gib"].get<double>() + 40);
+  CHECK(run_cli("predict --model qwen2.5-7b --rows 4096 --full --lora-rank 8").exit_code != 0);
   // drift against the records' own model, GPU and stack.
   const auto d = run_cli("drift --measurements " + kRecords + "h200-transfer3/transfer3-qwen2.5-7b.jsonl --tolerance 0.5");
   INFO(d.err);

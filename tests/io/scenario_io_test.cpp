@@ -116,7 +116,12 @@ TEST_CASE("a scenario's lora block: rank, alpha and targets, each target a modul
   CHECK_THAT(p, Contains("lora.rank = 0"));
   // Phi-3 fuses q, k and v: its own names are what it accepts.
   CHECK(problems_of(with_lora("phi-3.5-mini", "{targets: [qkv_proj, o_proj]}")).empty());
-  CHECK_THAT(problems_of(with_lora("phi-3.5-mini", "{}")), Contains("neither rank, targets, dropout nor autocast"));
+  CHECK_THAT(problems_of(with_lora("phi-3.5-mini", "{}")), Contains("neither rank, targets, dropout, autocast nor full"));
+  // lora: {full: true} plans a full fine-tune: no adapter key beside it.
+  TempFile full(with_lora("llama-3-8b", "{full: true}"), ".yaml");
+  CHECK(stepcast::io::load_scenario(full.path()).lora.full);
+  CHECK_THAT(problems_of(with_lora("llama-3-8b", "{full: true, rank: 8}")),
+             Contains("lora.rank with lora.full. Violated constraint: a full fine-tune has no adapters"));
   // peft's lora_dropout: absent is -1 (the predictor's 0.05); 0 is nn.Identity; 1 would drop everything.
   CHECK(s.lora.dropout < 0);
   TempFile g(with_lora("llama-3-8b", "{dropout: 0.0}"), ".yaml");

@@ -73,8 +73,11 @@ def check_item(item, root, where):
     require(os.path.isfile(os.path.join(root, item["config"])), where, "config %s: no such file" % item["config"])
     lora = item.get("lora")
     require(isinstance(lora, dict), where, "lora missing")
-    require(isinstance(lora.get("rank"), int) and lora["rank"] >= 1, where, "lora.rank must be an integer >= 1")
-    require(isinstance(lora.get("targets"), list) and lora["targets"], where, "lora.targets must be a non-empty list")
+    require(isinstance(lora.get("full", False), bool), where, "lora.full must be true or false")
+    if not lora.get("full"):
+        require(isinstance(lora.get("rank"), int) and lora["rank"] >= 1, where, "lora.rank must be an integer >= 1")
+        require(isinstance(lora.get("targets"), list) and lora["targets"], where,
+                "lora.targets must be a non-empty list")
     require(isinstance(lora.get("autocast", False), bool), where, "lora.autocast must be true or false")
     require(item.get("gradient_checkpointing", "reentrant") in CHECKPOINTING, where,
             "gradient_checkpointing must be one of %s" % ", ".join(CHECKPOINTING))
@@ -120,8 +123,10 @@ def item_file(outdir, item):
 
 
 def describe(item):
-    parts = [item["id"], item["model"], "lora r%d on %s%s" % (item["lora"]["rank"], ",".join(item["lora"]["targets"]),
-                                                          " under autocast" if item["lora"].get("autocast") else ""),
+    lora = item["lora"]
+    trains = "full fine-tuning" if lora.get("full") else "lora r%d on %s%s" % (
+        lora["rank"], ",".join(lora["targets"]), " under autocast" if lora.get("autocast") else "")
+    parts = [item["id"], item["model"], trains,
              "ckpt " + item.get("gradient_checkpointing", "reentrant"), "label " + item.get("label", "warm")]
     run = item.get("run")
     if run:
@@ -183,10 +188,15 @@ class Executor:
             model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": ckpt == "reentrant"})
             model.enable_input_require_grads()
         lora = item["lora"]
-        config_lora = peft.LoraConfig(r=lora["rank"], lora_alpha=lora.get("alpha", 2 * lora["rank"]),
-                                      lora_dropout=lora.get("dropout", 0.05), target_modules=lora["targets"],
-                                      task_type="CAUSAL_LM")
-        model = peft.get_peft_model(model, config_lora)
+        if lora.get("full"):
+            # A full fine-tune: no adapters, every parameter trains in the weights' dtype (bf16), as the HF Trainer
+            # runs a bf16 model without autocast; AdamW below keeps its states like the parameters.
+            model.requires_grad_(True)
+        else:
+            config_lora = peft.LoraConfig(r=lora["rank"], lora_alpha=lora.get("alpha", 2 * lora["rank"]),
+                                          lora_dropout=lora.get("dropout", 0.05), target_modules=lora["targets"],
+                                          task_type="CAUSAL_LM")
+            model = peft.get_peft_model(model, config_lora)
         model.train()
         if lora.get("autocast"):
             # As accelerate's prepare_model wraps it for the HF Trainer and TRL with bf16=True: the forward (and the
@@ -194,7 +204,7 @@ class Executor:
             # adapters then multiply in bf16 (docs/method.md, "LoRA under autocast").
             from accelerate.utils import convert_outputs_to_fp32
             model.forward = convert_outputs_to_fp32(torch.autocast(device_type="cuda", dtype=torch.bfloat16)(model.forward))
-        base = model.get_base_model()
+        base = model if lora.get("full") else model.get_base_model()
         wrapped = sum(1 for _, m in model.named_modules() if hasattr(m, "lora_A") and len(m.lora_A) > 0)
         trainable = [p for p in model.parameters() if p.requires_grad]
         experts_now = None
@@ -266,10 +276,12 @@ class Executor:
                 "rows": rows, "width": width, "kept_tokens": sum(max(0, n - 1) for n in rows), "probe": probe,
                 "label": item.get("label", "warm"), "campaign": self.plan.get("campaign"), "item": item["id"],
                 "source": "tools/device/hf_campaign.py %s --only %s" % (self.plan.get("plan_path", ""), item["id"]),
-                "lora": {"rank": lora["rank"], "alpha": lora.get("alpha", 2 * lora["rank"]),
-                         "dropout": lora.get("dropout", 0.05), "targets": lora["targets"],
-                         "modules": self.info["lora_modules"], "dtype": self.info["lora_dtype"],
-                         **({"autocast": True} if lora.get("autocast") else {})},
+                "lora": ({"rank": 0, "full": True, "targets": [], "modules": 0, "dtype": self.info["lora_dtype"]}
+                         if lora.get("full") else
+                         {"rank": lora["rank"], "alpha": lora.get("alpha", 2 * lora["rank"]),
+                          "dropout": lora.get("dropout", 0.05), "targets": lora["targets"],
+                          "modules": self.info["lora_modules"], "dtype": self.info["lora_dtype"],
+                          **({"autocast": True} if lora.get("autocast") else {})}),
                 "dtype": item.get("dtype", "bfloat16"),  # the weights as loaded (the config's torch_dtype is ignored)
                 "gradient_checkpointing": item.get("gradient_checkpointing", "reentrant"),
                 "attn_implementation": self.info["attn_implementation"],
