@@ -197,11 +197,9 @@ planner::ParallelContext parallel_context(const Scenario& s, const PredictorInfo
   planner::ParallelContext ctx;
   if (info.chosen) {
     const predict::Predictor& p = *info.chosen;
-    const auto targets = p.lora.targets.empty() ? model::default_lora_targets(p.modules) : p.lora.targets;
     const bool recompute = model::tier_from_label(p.transfer.coefficients.tier).recompute;
     ctx.workload = p.lora.full ? model::full_workload(p.shape, p.modules, recompute)
-                               : model::lora_workload(p.shape, p.modules, model::plan_lora(p.modules, targets, p.lora.rank),
-                                                      recompute);
+                               : model::lora_workload(p.shape, p.modules, model::plan_lora(p.modules, p.lora), recompute);
   }
   const model::GpuSpec* gpu = model::find_gpu(model::known_gpus(), s.gpu_name);
   if (gpu != nullptr) ctx.link = model::link_for(*gpu);

@@ -157,6 +157,11 @@ double adamw_bytes_per_param(int64_t param_bytes) {
   return (kAdamwElementPasses + kClipElementPasses) * static_cast<double>(param_bytes);
 }
 
+LoraPlan plan_lora(const ModuleTable& modules, const LoraChoice& lora) {
+  if (lora.full) return {};
+  return plan_lora(modules, lora.targets.empty() ? default_lora_targets(modules) : lora.targets, lora.rank);
+}
+
 ExpertWork expert_work_from(const std::string& name) {
   if (name == "per-flop") return ExpertWork::per_flop;
   if (name == "roofline") return ExpertWork::roofline;
@@ -207,9 +212,7 @@ FeatureMaker::FeatureMaker(const ModelShape& shape, const ModuleTable& modules, 
     types_.push_back(t);
   }
   full_ = lora_choice.full;
-  const auto lora = full_ ? LoraPlan{}
-                          : plan_lora(modules, lora_choice.targets.empty() ? default_lora_targets(modules) : lora_choice.targets,
-                                      lora_choice.rank);
+  const LoraPlan lora = plan_lora(modules, lora_choice);
   const TokenWork work = token_work(shape, modules, lora);
   dense_flops_per_token_ = work.dense_gemm_flops + work.shared_expert_flops + work.latent_proj_flops;
   lora_flops_per_token_ = lora_work_per_token(work.lora_gemm_flops, lora, lora_choice.autocast, gpu);

@@ -388,6 +388,10 @@ double weight_gradient_factor(const TierRules& tier);
 // foreach norm (r g) and scale (r g, w g): 3 more. 23 x param_bytes, 46 bytes for bf16.
 double adamw_bytes_per_param(int64_t param_bytes);
 
+// The adapters a choice wraps: its targets (empty: the family's default, peft's all-linear) at its rank; none under
+// full fine-tuning.
+LoraPlan plan_lora(const ModuleTable& modules, const LoraChoice& lora);
+
 class FeatureMaker {
  public:
   FeatureMaker(const ModelShape& shape, const TierRules& tier, const GpuInfo& gpu, int64_t lora_rank = 16);

@@ -26,6 +26,14 @@ double persistent_rounding_gib(const ModelShape& shape, const LoraChoice& lora, 
   return (static_cast<double>(persistent_footprint(tensors, allocator).reserved) - bytes) / kGiB;
 }
 
+// Seconds of `bytes` of AdamW update at the copy bandwidth the public measurements give `gpu` for one of its passes.
+double update_s(double bytes, const GpuInfo& gpu) {
+  if (bytes <= 0) return 0;
+  const double pass_bytes = bytes / adamw_bytes_per_param(1);  // one element pass over every parameter, 1 byte each
+  const Achieved a = shipped_efficiency().achieved(gpu, KernelCategory::memory, pass_bytes);
+  const double gbs = a.rate > 0 ? a.rate : gpu.peaks.memory_gbs;
+  return gbs > 0 ? bytes / (gbs * 1e9) : 0;
+}
 }  // namespace
 
 StepModel::StepModel(const ModelShape& shape, const Coefficients& coefficients, const GpuInfo& gpu, const LoraChoice& lora)
@@ -40,6 +48,7 @@ StepModel::StepModel(const ModelShape& shape, const ModuleTable& modules, const 
   for (int i = 0; i < kMemoryTerms; ++i) m_[i] = coefficients.memory[i].selected ? coefficients.memory[i].value : 0.0;
   for (int i = 0; i < kRunTerms; ++i) run_[i] = coefficients.run[i].selected ? coefficients.run[i].value : 0.0;
   features_.set_launches_per_step(coefficients.launches_per_step);
+  full_update_s_ = update_s(features_.optimizer_update_bytes(), gpu);
   for (Allocator a : {Allocator::caching, Allocator::expandable_segments})
     persistent_rounding_gib_[static_cast<size_t>(a)] = persistent_rounding_gib(shape, lora, a);
 }
@@ -65,14 +74,7 @@ double StepModel::first_seen_s(const MicroBatch& batch) const {
 double StepModel::run_start_s() const { return run_[kRunStart]; }
 double StepModel::optimizer_step_s() const { return run_[kOptimizerStep] + full_update_s(); }
 
-double StepModel::full_update_s() const {
-  const double bytes = features_.optimizer_update_bytes();
-  if (bytes <= 0) return 0;
-  const double pass_bytes = bytes / adamw_bytes_per_param(1);  // one element pass over every parameter, 1 byte each
-  const Achieved a = shipped_efficiency().achieved(features_.gpu(), KernelCategory::memory, pass_bytes);
-  const double gbs = a.rate > 0 ? a.rate : features_.gpu().peaks.memory_gbs;
-  return gbs > 0 ? bytes / (gbs * 1e9) : 0;
-}
+
 
 double StepModel::peak_of(const MemoryFeatures& y) const {
   double peak = y.base_gib;

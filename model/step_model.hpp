@@ -33,7 +33,7 @@ class StepModel : public StepPredictor {
   double optimizer_step_s() const override;
   // Full fine-tuning's AdamW and clip over every parameter: FeatureMaker::optimizer_update_bytes at the bandwidth
   // the public copy measurements give this GPU for one of its passes (model/gpu_efficiency.hpp); 0 under LoRA.
-  double full_update_s() const;
+  double full_update_s() const { return full_update_s_; }
   MemoryParts memory_parts(const MicroBatch& batch) const override;
   RunMemory run_memory(Allocator allocator) const override;
 
@@ -55,6 +55,7 @@ class StepModel : public StepPredictor {
   std::array<double, kRunTerms> run_{};
   // Segments the allocator reserves for the persistent tensors beyond their bytes, by Allocator (model/allocator.hpp).
   std::array<double, 2> persistent_rounding_gib_{};
+  double full_update_s_ = 0;  // full_update_s(), computed once: the optimizer step is asked for every window
 };
 
 }  // namespace stepcast::model

@@ -93,9 +93,8 @@ bool same_model(const Built& asked, const std::optional<Built>& source) {
 // Kernel launches of one step with every expert hit (model/launches.hpp).
 double launches_of(const model::ModelShape& shape, const model::ModuleTable& modules, const std::string& tier,
                    const model::LoraChoice& lora) {
-  const auto targets = lora.targets.empty() ? model::default_lora_targets(modules) : lora.targets;
-  const model::LoraPlan plan = lora.full ? model::LoraPlan{} : model::plan_lora(modules, targets, lora.rank);
-  return model::LaunchModel(shape, modules, model::tier_from_label(tier), plan, lora.autocast, lora.full)
+  return model::LaunchModel(shape, modules, model::tier_from_label(tier), model::plan_lora(modules, lora), lora.autocast,
+                            lora.full)
       .per_step_all_experts();
 }
 
