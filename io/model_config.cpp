@@ -348,7 +348,9 @@ void parse_gpt_neox(MapReader& r, model::ModelShape& s) {
   s.parallel_residual = true;
   if (has_value(r, "use_parallel_residual")) r.read("use_parallel_residual", s.parallel_residual, false);
   double rotary = 0.25, theta = 10000.0;
-  if (has_value(r, "rotary_pct")) r.read("rotary_pct", rotary, false, 0.0, 1.0);
+  // rotary_pct 0: no rotary at all (positions come from elsewhere, e.g. MPT's learned table: docs/gpus.md).
+  if (has_value(r, "rotary_pct") && r.read("rotary_pct", rotary, false, -1.0, 1.0) && rotary < 0.0)
+    r.problem(r.node("rotary_pct"), "rotary_pct = " + std::to_string(rotary) + ". Violated constraint: >= 0");
   if (has_value(r, "rotary_emb_base")) r.read("rotary_emb_base", theta, false, 0.0);
   for (int64_t i = 0; i < layers; ++i) {
     model::AttentionSpec a;

@@ -182,6 +182,7 @@ ParallelWorkload lora_workload(const ModelShape& shape, const ModuleTable& modul
 ParallelWorkload full_workload(const ModelShape& shape, const ModuleTable& modules, bool recompute) {
   ParallelWorkload w = lora_workload(shape, modules, LoraPlan{}, recompute);
   w.trainable_bytes = w.weight_bytes;
+  w.trains_weights = true;
   w.gradient_bytes = w.weight_bytes;
   w.optimizer_state_bytes = 2 * w.weight_bytes;
   return w;
@@ -194,20 +195,27 @@ RankMemory rank_memory(const ParallelConfig& config, const ParallelWorkload& w, 
   switch (config.strategy) {
     case ParallelStrategy::ddp:
       // The Reducer's buckets hold a second copy of the gradients (gradient_as_bucket_view off, the default).
-      m.added_bytes = w.gradient_bytes;
-      if (config.zero_stage >= 1) m.saved_bytes += sharded_away(w.optimizer_state_bytes, n);
+      m.added_bytes = m.step_added_bytes = w.gradient_bytes;
+      if (config.zero_stage >= 1) {
+        m.saved_bytes += sharded_away(w.optimizer_state_bytes, n);
+        m.optimizer_transient_share = 1.0 / static_cast<double>(n);
+      }
       if (config.zero_stage >= 2) m.saved_bytes += sharded_away(w.gradient_bytes, n);
       break;
     case ParallelStrategy::fsdp: {
-      m.saved_bytes = sharded_away(w.weight_bytes + w.trainable_bytes + w.gradient_bytes + w.optimizer_state_bytes, n);
-      // The layer running and the one prefetched are whole.
+      // A full fine-tune's trainable parameters are the weights: counted once.
+      const double params = w.weight_bytes + (w.trains_weights ? 0.0 : w.trainable_bytes);
+      m.saved_bytes = sharded_away(params + w.gradient_bytes + w.optimizer_state_bytes, n);
+      // The layer running and the one prefetched are whole (freed before the optimizer step).
       m.added_bytes = 2.0 * w.weight_bytes / static_cast<double>(std::max<int64_t>(1, w.layers));
+      m.optimizer_transient_share = 1.0 / static_cast<double>(n);
       break;
     }
     case ParallelStrategy::ep:
       m.saved_bytes = sharded_away(w.expert_weight_bytes, n);
       // Dispatch's send and receive buffers, and DDP's bucket copy of the dense gradients.
       m.added_bytes = 2.0 * all_to_all_bytes(w, tokens) + w.gradient_bytes;
+      m.step_added_bytes = w.gradient_bytes;
       break;
   }
   return m;

@@ -82,6 +82,7 @@ struct ParallelWorkload {
   double weight_bytes = 0;          // every weight of the model (the frozen base and the trainable ones)
   double expert_weight_bytes = 0;   // the routed experts' part of weight_bytes (0: dense model)
   double trainable_bytes = 0;       // trainable parameters, in their own dtype
+  bool trains_weights = false;      // a full fine-tune: the trainable parameters are the weights, not extra ones
   double gradient_bytes = 0;        // their gradients (what DDP all-reduces, FSDP reduce-scatters)
   double optimizer_state_bytes = 0; // AdamW's states (and master weights) of the trainable parameters
   int64_t layers = 1;               // decoder layers (FSDP wraps and gathers one at a time)
@@ -141,7 +142,12 @@ CommCost optimizer_step_comm(const ParallelConfig& config, const ParallelWorkloa
 struct RankMemory {
   double saved_bytes = 0;   // sharded weights, gradients and optimizer states a rank no longer holds
   double added_bytes = 0;   // gathered layers, gradient buckets, all-to-all buffers
+  // At the optimizer step: what is still added then (DDP's bucket copy; FSDP's gathered layers are freed) and the
+  // share of the one-GPU optimizer temporaries a rank allocates (AdamW and the clip over its own shards only).
+  double step_added_bytes = 0;
+  double optimizer_transient_share = 1.0;
   double delta_gib() const { return (added_bytes - saved_bytes) / 1073741824.0; }
+  double step_delta_gib() const { return (step_added_bytes - saved_bytes) / 1073741824.0; }
 };
 // `tokens` is the micro-batch's processed tokens (for EP's all-to-all buffers).
 RankMemory rank_memory(const ParallelConfig& config, const ParallelWorkload& w, int64_t tokens);

@@ -87,9 +87,10 @@ RankCharges charge_rank(const std::vector<model::MicroBatch>& batches, const mod
     c.step_s.push_back(charge.step_s + comm);
     c.comm_s.push_back(comm);
     c.one_off_s += charge.first_seen_s + charge.run_start_s + charge.compile_s;
-    timeline.add(b, predictor.memory_parts(b), charge.new_shape,
-                 model::rank_memory(config, context.workload, tokens).delta_gib());
-    if ((i + 1) % accumulation == 0 || i + 1 == n) timeline.optimizer_step();
+    const model::RankMemory rank = model::rank_memory(config, context.workload, tokens);
+    timeline.add(b, predictor.memory_parts(b), charge.new_shape, rank.delta_gib());
+    if ((i + 1) % accumulation == 0 || i + 1 == n)
+      timeline.optimizer_step(rank.step_delta_gib(), rank.optimizer_transient_share);
     c.real_tokens += b.real_tokens();
     c.processed_tokens += tokens;
   }

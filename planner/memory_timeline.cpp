@@ -79,7 +79,7 @@ double MemoryTimeline::add(const model::MicroBatch& batch, const model::MemoryPa
   return c.allocated_gib;
 }
 
-double MemoryTimeline::optimizer_step() {
+double MemoryTimeline::optimizer_step(double extra_gib, double transient_share) {
   if (!run_.itemised) {
     ++steps_;
     return 0;
@@ -88,9 +88,11 @@ double MemoryTimeline::optimizer_step() {
   c.at_optimizer_step = true;
   c.after_optimizer_step = true;
   c.micro_batch = index_ - 1;
-  c.allocated_gib = run_.optimizer_step_gib();
+  c.extra_gib = extra_gib;
+  c.transient_share = transient_share;
+  c.allocated_gib = run_.state_gib(true) + transient_share * run_.optimizer_transient_gib + extra_gib;
   consider(c, first_pass_);
-  reserve(run_.state_gib(true), run_.optimizer_transient_gib);
+  reserve(run_.state_gib(true) + extra_gib, transient_share * run_.optimizer_transient_gib);
   ++steps_;
   return c.allocated_gib;
 }
@@ -121,7 +123,7 @@ MemoryPeak MemoryTimeline::peak() const {
     if (c.after_optimizer_step) live.push_back({"adamw_states", bytes(run_.optimizer_state_gib), "run"});
     live.push_back({"fixed_slack_workspaces", bytes(run_.fixed_gib), "run"});
     if (c.at_optimizer_step) {
-      live.push_back({"optimizer_temporaries", bytes(run_.optimizer_transient_gib), "optimizer_step"});
+      live.push_back({"optimizer_temporaries", bytes(c.transient_share * run_.optimizer_transient_gib), "optimizer_step"});
     } else {
       live.push_back({"activations_logits_masks", bytes(c.parts.step_gib), "step"});
       if (c.parts.run_gib > 0) live.push_back({"run_only_bytes", bytes(c.parts.run_gib), "step"});
@@ -129,7 +131,7 @@ MemoryPeak MemoryTimeline::peak() const {
         live.push_back({"first_seen_shape_bytes", bytes(c.parts.first_seen_gib), "step"});
     }
   }
-  if (c.extra_gib != 0 && !c.at_optimizer_step)
+  if (c.extra_gib != 0)
     live.push_back({"parallel_strategy_change", bytes(std::abs(c.extra_gib)) * (c.extra_gib < 0 ? -1 : 1), "run"});
   return p;
 }

@@ -48,7 +48,9 @@ class MemoryTimeline {
   // model/parallel.hpp). Returns its allocated peak. Call optimizer_step() after the micro-batch that closes a
   // window and after the run's last one.
   double add(const model::MicroBatch& batch, const model::MemoryParts& parts, bool first_seen, double extra_gib = 0);
-  double optimizer_step();
+  // `extra_gib`: the parallel strategy's change of the rank's memory at the step (RankMemory::step_delta_gib);
+  // `transient_share`: the share of the optimizer temporaries the rank allocates (RankMemory).
+  double optimizer_step(double extra_gib = 0, double transient_share = 1.0);
 
   MemoryPeak peak() const;              // with the live items
   double peak_gib() const;              // the same peak, without building them
@@ -69,6 +71,7 @@ class MemoryTimeline {
     int64_t rows = 0, width = 0;
     model::MemoryParts parts;
     double extra_gib = 0;
+    double transient_share = 1.0;  // the share of the optimizer temporaries (at_optimizer_step)
   };
   void consider(const Candidate& c, Candidate& best) const;
   void reserve(double state_gib, double working_set_gib);

@@ -147,6 +147,25 @@ TEST_CASE("memory per rank: FSDP shards, ZeRO shards the optimizer, EP the exper
   CHECK(rank_memory(c, w, 1024).delta_gib() == 0);
 }
 
+TEST_CASE("a full fine-tune's weights are its trainable parameters: FSDP shards them once", "[parallel]") {
+  ParallelWorkload w;
+  w.weight_bytes = w.trainable_bytes = w.gradient_bytes = 8 * kGiB;
+  w.trains_weights = true;
+  w.optimizer_state_bytes = 16 * kGiB;
+  w.layers = 16;
+  ParallelConfig c{ParallelStrategy::fsdp, 8, 0, 0.1, kBucketBytes};
+  const RankMemory fsdp = rank_memory(c, w, 0);
+  CHECK(fsdp.saved_bytes == Approx((8 + 8 + 16) * kGiB * 7 / 8));
+  // At the optimizer step the gathered layers are gone and AdamW runs over an eighth of the parameters.
+  CHECK(fsdp.step_delta_gib() == Approx(-32.0 * 7 / 8));
+  CHECK(fsdp.optimizer_transient_share == Approx(1.0 / 8));
+  c.strategy = ParallelStrategy::ddp;
+  CHECK(rank_memory(c, w, 0).step_delta_gib() == Approx(8.0));  // the bucket copy stays
+  CHECK(rank_memory(c, w, 0).optimizer_transient_share == 1.0);
+  c.zero_stage = 1;
+  CHECK(rank_memory(c, w, 0).optimizer_transient_share == Approx(1.0 / 8));
+}
+
 TEST_CASE("strategy names parse, others are refused", "[parallel]") {
   CHECK(parse_strategy("fsdp") == ParallelStrategy::fsdp);
   CHECK(strategy_name(ParallelStrategy::ep) == "ep");

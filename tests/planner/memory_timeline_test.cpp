@@ -116,6 +116,22 @@ TEST_CASE("the optimizer step can be the peak", "[planner][memory]") {
   CHECK(gib_of(p, "optimizer_temporaries") == Approx(10).epsilon(1e-6));
 }
 
+TEST_CASE("a sharded rank's optimizer step: its shards' temporaries, the strategy's change applied", "[planner][memory]") {
+  RunMemory run = hand_run();
+  run.optimizer_transient_gib = 16;
+  MemoryTimeline t(run, 2, 1, 100);
+  const MicroBatch b = one_row(1000);
+  t.add(b, kPredictor.memory_parts(b), true, -2.0);
+  t.add(b, kPredictor.memory_parts(b), false, -2.0);
+  // FSDP over 8 ranks: an eighth of the temporaries, 3 GiB of states and weights sharded away.
+  t.optimizer_step(-3.0, 1.0 / 8);
+  const MemoryPeak p = t.peak();
+  REQUIRE(p.at_optimizer_step);
+  CHECK(p.allocated_gib == Approx(12.1 + 2 - 3));
+  CHECK(gib_of(p, "optimizer_temporaries") == Approx(2).epsilon(1e-6));
+  CHECK(gib_of(p, "parallel_strategy_change") == Approx(-3).epsilon(1e-6));
+}
+
 TEST_CASE("reserved past what the card gives: the allocator releases its cache", "[planner][memory]") {
   // usable 15.6: micro-batch 1's 15.85 does not fit; the allocator frees its cache and retries.
   const MemoryTimeline t = replay({1000, 3000, 2000, 3000}, 1, 15.6);
