@@ -148,9 +148,13 @@ Scenario scenario_with_overrides(const PlanOptions& o) {
   if (o.lora.dropout >= 0) s.lora.dropout = o.lora.dropout;
   if (o.lora.autocast) s.lora.autocast = true;
   if (o.lora.full) {
-    s.lora = io::LoraSpec();  // a full fine-tune has no adapters: the scenario's own lora block no longer applies
+    const bool autocast = s.lora.autocast, checkpointing = s.lora.checkpointing;
+    s.lora = io::LoraSpec();  // a full fine-tune has no adapters: the scenario's own adapters no longer apply
     s.lora.full = true;
+    s.lora.autocast = autocast;
+    s.lora.checkpointing = checkpointing;
   }
+  if (o.lora.no_checkpointing) s.lora.checkpointing = false;
   d.throw_if_any();
   return s;
 }
@@ -178,13 +182,13 @@ std::unique_ptr<model::StepPredictor> make_predictor(const Scenario& s, const Pl
   for (const auto& n : p.notes) std::cerr << "note: " << n << "\n";
   const model::Coefficients& c = p.transfer.coefficients;
   info.description = p.first_line + " [" + std::to_string(c.points) + " points; " +
-                     (p.lora.full ? std::string("full fine-tuning")
+                     (p.lora.full ? std::string("full fine-tuning") + (p.lora.autocast ? ", under torch.autocast(bf16)" : "")
                                   : "LoRA r" + std::to_string(p.lora.rank) +
                                         (s.lora.alpha > 0 ? " alpha " + fixed(s.lora.alpha, 0) : "") + " on " +
                                         (p.lora.targets.empty() ? std::string("the family's all-linear targets")
                                                                 : join(p.lora.targets)) +
                                         (p.lora.autocast ? ", under torch.autocast(bf16)" : "")) +
-                     "]";
+                     (p.lora.checkpointing ? "" : ", no gradient checkpointing") + "]";
   if (p.transfer.transferred()) info.transfer = p.first_line;
   auto step_model = p.step_model();
   info.chosen = std::move(p);
@@ -197,8 +201,8 @@ planner::ParallelContext parallel_context(const Scenario& s, const PredictorInfo
   planner::ParallelContext ctx;
   if (info.chosen) {
     const predict::Predictor& p = *info.chosen;
-    const bool recompute = model::tier_from_label(p.transfer.coefficients.tier).recompute;
-    ctx.workload = p.lora.full ? model::full_workload(p.shape, p.modules, recompute)
+    const bool recompute = model::step_recomputes(model::tier_from_label(p.transfer.coefficients.tier), p.lora);
+    ctx.workload = p.lora.full ? model::full_workload(p.shape, p.modules, recompute, p.lora.autocast)
                                : model::lora_workload(p.shape, p.modules, model::plan_lora(p.modules, p.lora), recompute);
   }
   const model::GpuSpec* gpu = model::find_gpu(model::known_gpus(), s.gpu_name);

@@ -47,12 +47,17 @@ void add_lora_options(CLI::App* cmd, LoraOptions& o, const std::string& what) {
       ->check(CLI::Range(0.0, 0.99));
   cmd->add_flag("--autocast", o.autocast,
                 what + " runs under torch.autocast(bfloat16), as the HF Trainer and TRL do with bf16=True: peft's fp32 "
-                       "adapters then multiply in bf16 (default: no autocast, the weights loaded in bf16)");
+                       "adapters then multiply in bf16; with --full and --dtype float32, fp32 master weights under bf16 "
+                       "compute (default: no autocast, the weights loaded in bf16)");
+  cmd->add_flag("--no-checkpointing", o.no_checkpointing,
+                what + " runs without gradient checkpointing: every layer keeps its activations for the backward "
+                       "instead of recomputing them, less work and more memory (default: checkpointing, as every "
+                       "transformers + peft record ran; docs/method.md, \"Checkpointing off\")");
   auto* full = cmd->add_flag("--full", o.full,
                              what + " is a full fine-tune: no adapters, every parameter trains in the weights' dtype "
                                     "(weight-gradient GEMMs, AdamW over every parameter; docs/method.md, \"Full "
                                     "fine-tuning\")");
-  for (const char* lora_only : {"--lora-targets", "--lora-rank", "--lora-dropout", "--autocast"})
+  for (const char* lora_only : {"--lora-targets", "--lora-rank", "--lora-dropout"})
     full->excludes(lora_only);
 }
 
@@ -107,6 +112,7 @@ predict::PredictorAsk scenario_ask(const io::Scenario& s, bool from_flag, const 
   ask.lora_dropout = s.lora.dropout;
   ask.lora_autocast = s.lora.autocast;
   ask.full = s.lora.full;
+  ask.checkpointing = s.lora.checkpointing;
   if (ask.dtype.empty()) ask.dtype = s.dtype;
   if (!s.lora.targets_where.empty()) ask.lora_where = s.lora.targets_where;
   return ask;
@@ -118,6 +124,7 @@ void set_lora(predict::PredictorAsk& ask, const LoraOptions& o) {
   if (o.dropout >= 0) ask.lora_dropout = o.dropout;
   ask.lora_autocast = o.autocast;
   ask.full = o.full;
+  ask.checkpointing = !o.no_checkpointing;
   ask.lora_where = "--lora-targets";
 }
 

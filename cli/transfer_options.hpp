@@ -33,7 +33,8 @@ struct LoraOptions {
   double dropout = -1; // < 0: not given (0.05)
   bool autocast = false;  // --autocast: the step under torch.autocast(bf16), HF Trainer's bf16=True
   bool full = false;      // --full: full fine-tuning, every parameter trains (no adapters)
-  bool given() const { return !targets.empty() || rank > 0 || dropout >= 0 || autocast || full; }
+  bool no_checkpointing = false;  // --no-checkpointing: every layer keeps its activations (no recompute)
+  bool given() const { return !targets.empty() || rank > 0 || dropout >= 0 || autocast || full || no_checkpointing; }
 };
 void add_lora_options(CLI::App* cmd, LoraOptions& o, const std::string& what);
 

@@ -99,8 +99,9 @@ void read_lora(MapReader& top, Scenario& s, const std::optional<model::ModuleTab
   if (l.read("dropout", dropout, false, -1e-300, 0.99)) s.lora.dropout = dropout;  // [0, 0.99]: 0 is peft's Identity
   l.read("autocast", s.lora.autocast, false);
   l.read("full", s.lora.full, false);
+  l.read("checkpointing", s.lora.checkpointing, false);
   if (s.lora.full)
-    for (const char* key : {"rank", "alpha", "dropout", "targets", "autocast"})
+    for (const char* key : {"rank", "alpha", "dropout", "targets"})
       if (l.has(key))
         l.problem(l.node(key), std::string("lora.") + key + " with lora.full. Violated constraint: a full fine-tune "
                                                            "has no adapters");
@@ -113,8 +114,9 @@ void read_lora(MapReader& top, Scenario& s, const std::optional<model::ModuleTab
         for (const auto& p : model::lora_target_problems(*modules, {s.lora.targets[i]}, s.model))
           l.problem(list[i], "lora.targets[" + std::to_string(i) + "]: " + p);
   }
-  if (!l.has("rank") && !l.has("targets") && !l.has("dropout") && !l.has("autocast") && !l.has("full"))
-    l.problem("lora: neither rank, targets, dropout, autocast nor full. Violated constraint: at least one");
+  if (!l.has("rank") && !l.has("targets") && !l.has("dropout") && !l.has("autocast") && !l.has("full") &&
+      !l.has("checkpointing"))
+    l.problem("lora: neither rank, targets, dropout, autocast, full nor checkpointing. Violated constraint: at least one");
   l.finish();
 }
 

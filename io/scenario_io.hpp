@@ -61,7 +61,8 @@ struct LoraSpec {
   std::string targets_where;         // "file:line:col" of `targets`, for messages about them
   double dropout = -1;               // peft's lora_dropout; < 0: not given (0.05, model::LoraChoice)
   bool autocast = false;             // the step under torch.autocast(bf16): HF Trainer / TRL with bf16=True
-  bool full = false;                 // full: true, a full fine-tune (every parameter trains; no other lora key)
+  bool full = false;                 // full: true, a full fine-tune (every parameter trains; no adapter key)
+  bool checkpointing = true;         // checkpointing: false, every layer keeps its activations (no recompute)
 };
 
 struct Scenario {

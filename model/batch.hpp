@@ -80,6 +80,9 @@ class StepPredictor {
   // Seconds of one optimizer step (gradient clipping, AdamW over the trainable parameters, zero_grad).
   // 0 when unknown.
   virtual double optimizer_step_s() const { return 0; }
+  // Of which: the update that grows with the trained parameters (a full fine-tune's AdamW passes), which a rank
+  // of a sharded optimizer (FSDP, ZeRO-1/2) runs over its shards only. 0 when unknown.
+  virtual double optimizer_update_s() const { return 0; }
   // A micro-batch's memory in parts (model/run_memory.hpp); the default itemises nothing: the whole peak is the
   // micro-batch's own.
   virtual MemoryParts memory_parts(const MicroBatch& batch) const { return {peak_gib(batch), 0, 0}; }

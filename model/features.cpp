@@ -147,9 +147,17 @@ double weight_gradient_factor(bool recompute) {
   return (3.0 + r) / (2.0 + r);
 }
 
-double weight_gradient_factor(const TierRules& tier) {
-  return weight_gradient_factor(tier.recompute || tier.stack == Stack::hf_peft);
+double weight_gradient_factor(const TierRules& tier) { return weight_gradient_factor(recomputes(tier)); }
+
+double weight_gradient_factor(const TierRules& tier, const LoraChoice& lora) {
+  return weight_gradient_factor(step_recomputes(tier, lora));
 }
+
+double recompute_free_share(double backward_per_forward) {
+  return (backward_per_forward + 1.0) / (backward_per_forward + 2.0);
+}
+
+bool step_recomputes(const TierRules& tier, const LoraChoice& lora) { return recomputes(tier) && lora.checkpointing; }
 
 double adamw_bytes_per_param(int64_t param_bytes) {
   constexpr double kAdamwElementPasses = 20;  // the foreach AdamW passes listed in model/features.hpp
@@ -240,19 +248,20 @@ FeatureMaker::FeatureMaker(const ModelShape& shape, const ModuleTable& modules, 
   if (shape.moe.num_experts > 0 && shape.moe.top_k < shape.moe.num_experts)
     log_miss_ = std::log1p(-static_cast<double>(shape.moe.top_k) / num_experts_);
   const double recompute = tier.recompute ? 1.0 : 0.0;
-  gemm_passes_ = 3.0 + recompute;
+  gemm_passes_ = lora_passes_ = memory_passes_ = 3.0 + recompute;
+  attention_passes_ = 3.5 + recompute;
+  attention_forward_passes_ = 1.0 + recompute;
+  stream_passes_ = 2.0 + recompute;
+  if (recomputes(tier) && !lora_choice.checkpointing) drop_recompute();
   if (full_) {
     // Every base weight trains: its weight-gradient GEMM on top of the frozen passes (weight_gradient_factor). The
     // experts' and the router's too; the streamed expert weights are read no more often.
-    const double factor = weight_gradient_factor(tier);
+    const double factor = weight_gradient_factor(tier, lora_choice);
     dense_flops_per_token_ *= factor;
     expert_flops_per_token_ *= factor;
     router_flops_per_token_ *= factor;
     optimizer_update_bytes_ = static_cast<double>(count_params(shape, modules).total) * adamw_bytes_per_param(dtype_bytes(shape.dtype));
   }
-  attention_passes_ = 3.5 + recompute;
-  attention_forward_passes_ = 1.0 + recompute;
-  stream_passes_ = 2.0 + recompute;
   // The roofline's constants are grouped GEMMs' (at::_grouped_mm); a loop of per-expert GEMMs keeps the FLOP count.
   if (tier.experts != ExpertImpl::grouped) expert_work_ = ExpertWork::per_flop;
   if (expert_work_ == ExpertWork::roofline && num_experts_ > 0) {
@@ -267,6 +276,16 @@ FeatureMaker::FeatureMaker(const ModelShape& shape, const ModuleTable& modules, 
   set_memory_rates(shape, modules, tier, lora_choice);
 }
 
+// Checkpointing off (LoraChoice::checkpointing): each term loses its second forward (recompute_free_share). The
+// streamed expert weights are read by the forward, the recompute and the input gradient: the frozen GEMMs' share.
+void FeatureMaker::drop_recompute() {
+  gemm_passes_ *= recompute_free_share(kFrozenGemmBackwardPerForward);
+  stream_passes_ *= recompute_free_share(kFrozenGemmBackwardPerForward);
+  lora_passes_ *= recompute_free_share(kTrainedGemmBackwardPerForward);
+  attention_passes_ *= recompute_free_share(kAttentionBackwardPerForward);
+  memory_passes_ *= recompute_free_share(kElementwiseBackwardPerForward);
+}
+
 void FeatureMaker::set_memory_rates(const ModelShape& shape, const ModuleTable& modules, const TierRules& tier,
                                     const LoraChoice& lora) {
   TrainingSetup setup;
@@ -278,7 +297,9 @@ void FeatureMaker::set_memory_rates(const ModelShape& shape, const ModuleTable& 
   setup.peft_layers = tier.stack == Stack::hf_peft;
   setup.lora_dropout = lora.dropout;
   setup.lora_autocast = lora.autocast;
-  setup.activation_bytes = dtype_bytes(shape.dtype);  // activations in the weights' dtype (autocast keeps bf16 ones)
+  // Activations in the weights' dtype; under autocast in bf16 (fp32 master weights of a full fine-tune included).
+  setup.activation_bytes = lora.autocast ? 2 : dtype_bytes(shape.dtype);
+  setup.recompute = lora.checkpointing || !recomputes(tier);
   const ArchitectureMemoryRates rates = architecture_rates(shape, modules, setup);
   weights_gib_ = rates.weight_bytes / kGiB;
   lora_gib_ = rates.trainable_bytes / kGiB;
@@ -303,10 +324,10 @@ StepFeatures FeatureMaker::step(const MicroBatch& batch) const {
   f.x[kFixed] = 1.0;
   f.x[kHost] = launches_k_;
   f.x[kGemm] = tokens * dense_flops_per_token_ * gemm_passes_ / kTera;
-  f.x[kLoraGemm] = tokens * lora_flops_per_token_ * gemm_passes_ / kTera;
+  f.x[kLoraGemm] = tokens * lora_flops_per_token_ * lora_passes_ / kTera;
   f.expert_tflop = tokens * expert_flops_per_token_ * gemm_passes_ / kTera;
   f.x[kExpertGemm] = f.expert_tflop + tokens * router_flops_per_token_ * gemm_passes_ / kTera;
-  f.x[kMemoryBound] = tokens * memory_bytes_per_token_ * gemm_passes_ / kGiga;
+  f.x[kMemoryBound] = tokens * memory_bytes_per_token_ * memory_passes_ / kGiga;
   for (const LayerType& t : types_) {
     const LayerPlan& plan = t.at(path, batch.width);
     const LayerPlan& plain = t.at(AttentionPath::plain, batch.width);

@@ -369,7 +369,22 @@ struct LoraChoice {
   // Each base GEMM then also computes its weight gradient, and AdamW updates every parameter (docs/method.md,
   // "Full fine-tuning").
   bool full = false;
+  // Gradient checkpointing (every record of transformers + peft ran it). false: each layer keeps its activations for
+  // the backward instead of recomputing them (--no-checkpointing; docs/method.md, "Checkpointing off"). Under a tier
+  // that does not recompute, false changes nothing.
+  bool checkpointing = true;
 };
+
+// Checkpointing off on a recomputing tier: every rate was fitted on steps that ran each layer's forward twice, so a
+// term keeps the share of its work that is not the second forward, (b + 1) / (b + 2) for a term whose backward
+// does b forwards' worth of it. Estimates from the kernels' arithmetic, registered before any check:
+inline constexpr double kFrozenGemmBackwardPerForward = 1.0;   // a frozen weight: the input-gradient GEMM only
+inline constexpr double kTrainedGemmBackwardPerForward = 2.0;  // a trained one (LoRA adapters): input and weight
+inline constexpr double kAttentionBackwardPerForward = 2.5;    // flash backward: 5 matmuls of QK^T, PV's 2
+inline constexpr double kElementwiseBackwardPerForward = 1.5;  // reads the saved input and the gradient, writes one
+double recompute_free_share(double backward_per_forward);
+// Whether a step recomputes: the tier's rule (model::recomputes), unless the choice turns checkpointing off.
+bool step_recomputes(const TierRules& tier, const LoraChoice& lora);
 
 // A trained weight adds its weight-gradient GEMM to the frozen weight's forward, recompute and input-gradient
 // GEMMs: (3 + recompute) real passes against (2 + recompute). The dense and expert rates were fitted on frozen
@@ -379,6 +394,8 @@ double weight_gradient_factor(bool recompute);
 // The same for a tier: transformers + peft labels carry no `ckpt`, but every record of that stack (and the executor's
 // default) ran reentrant gradient checkpointing, so they recompute.
 double weight_gradient_factor(const TierRules& tier);
+// The same for a step of `lora` under `tier`: 3/2 where the choice turns checkpointing off (step_recomputes).
+double weight_gradient_factor(const TierRules& tier, const LoraChoice& lora);
 
 // Bytes per trained parameter that one optimizer step moves, for a parameter of `param_bytes` (2: bf16): PyTorch's
 // foreach AdamW (torch.optim.AdamW's default on CUDA, as the HF Trainer's adamw_torch and this project's executor
@@ -452,6 +469,7 @@ class FeatureMaker {
 
  private:
   // Weights, what trains and the activation rates from the architecture (model/memory.hpp).
+  void drop_recompute();
   void set_memory_rates(const ModelShape& shape, const ModuleTable& modules, const TierRules& tier,
                         const LoraChoice& lora);
 
@@ -471,6 +489,8 @@ class FeatureMaker {
   double expert_stream_kappa_ = 0;           // kappa_w, FLOP-equivalents per streamed weight byte
   double route_tflop_per_token_ = 0;         // kappa_r x routed bytes of one token, all MoE layers and passes, TFLOP
   double gemm_passes_ = 3;
+  double lora_passes_ = 3;    // the adapters' GEMMs (gemm_passes_ but for checkpointing off: they train)
+  double memory_passes_ = 3;  // the memory-bound work (gemm_passes_ but for checkpointing off)
   double attention_passes_ = 3.5;
   double attention_forward_passes_ = 1;  // of which forwards: 1, +1 recomputing
   double stream_passes_ = 2;

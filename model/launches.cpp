@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "model/counts.hpp"
+#include "model/features.hpp"
 #include "model/modules.hpp"
 
 namespace stepcast::model {
@@ -55,7 +56,7 @@ LaunchModel::LaunchModel(const ModelShape& shape, const TierRules& tier, int64_t
 }
 
 LaunchModel::LaunchModel(const ModelShape& shape, const ModuleTable& modules, const TierRules& tier, const LoraPlan& lora,
-                         bool autocast, bool full) {
+                         bool autocast, bool full, bool checkpointing) {
   const auto n = launch_units(shape, modules, tier, lora);
   for (int i = 0; i < kLaunchSources; ++i)
     if (i != kLaunchExpertHit) fixed_ += n[i] * kLaunchTable[i].per_unit;
@@ -64,6 +65,11 @@ LaunchModel::LaunchModel(const ModelShape& shape, const ModuleTable& modules, co
     for (const Module& m : modules)
       if (m.kind == ModuleKind::linear) fixed_ += static_cast<double>(m.copies) * kFullLaunchesPerLinear;
   per_hit_pairs_ = n[kLaunchExpertHit] * kLaunchTable[kLaunchExpertHit].per_unit;
+  if (!checkpointing && recomputes(tier)) {
+    const double share = recompute_free_share(kElementwiseBackwardPerForward);
+    fixed_ *= share;
+    per_hit_pairs_ *= share;
+  }
   if (shape.moe.num_experts > 0 && shape.moe.top_k < shape.moe.num_experts)
     log_miss_ = std::log1p(-static_cast<double>(shape.moe.top_k) / static_cast<double>(shape.moe.num_experts));
 }

@@ -62,8 +62,10 @@ constexpr double kFullLaunchesPerLinear = 16.0;
 class LaunchModel {
  public:
   // `full`: a full fine-tune (`lora` is then empty): kFullLaunchesPerLinear for every nn.Linear of the table.
+  // `checkpointing` false on a recomputing tier: the recompute's launches go (recompute_free_share of the
+  // elementwise kernels', model/features.hpp: most launches are small kernels).
   LaunchModel(const ModelShape& shape, const ModuleTable& modules, const TierRules& tier, const LoraPlan& lora,
-              bool autocast = false, bool full = false);
+              bool autocast = false, bool full = false, bool checkpointing = true);
   LaunchModel(const ModelShape& shape, const TierRules& tier, int64_t lora_rank = 16);
   // Every expert hit: the count of a step with enough tokens (what a coefficient file's host term carries).
   double per_step_all_experts() const { return fixed_ + per_hit_pairs_; }

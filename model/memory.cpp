@@ -204,6 +204,8 @@ ArchitectureMemoryRates architecture_rates(const ModelShape& shape, const Module
                                                                                    : setup.lora_targets,
                                                         setup.lora_dropout, setup.activation_bytes, setup.lora_autocast);
   r.mask_bytes = c.mask_bytes;
+  if (!setup.recompute)  // every layer's working set stays alive until its backward (an estimate from the rule above)
+    r.saved_bytes_per_token += static_cast<double>(shape.num_layers()) * r.working_set_bytes_per_token;
   return r;
 }
 

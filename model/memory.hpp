@@ -44,6 +44,9 @@ struct TrainingSetup {
   bool peft_layers = false;
   double lora_dropout = 0.05;             // peft's lora_dropout: > 0 saves a mask and an fp32 copy per adapter
   bool lora_autocast = false;             // the step under torch.autocast(bf16): adapters save bf16 inputs
+  // Gradient checkpointing. false: every layer keeps what its recompute would rebuild (its working set) from the
+  // forward to its backward, besides its input (docs/method.md, "Checkpointing off").
+  bool recompute = true;
 };
 
 // The allocator-level constants of the architecture memory model. Defaults: least squares over the 52 H200

@@ -121,7 +121,8 @@ CommCost micro_batch_comm(const ParallelConfig& config, const ParallelWorkload& 
   if (config.ranks <= 1) return cost;
   if (config.strategy == ParallelStrategy::fsdp) {
     const int64_t layers = std::max<int64_t>(1, w.layers);
-    const double layer_bytes = w.weight_bytes / static_cast<double>(layers);
+    const double gathered = w.gathered_weight_bytes > 0 ? w.gathered_weight_bytes : w.weight_bytes;
+    const double layer_bytes = gathered / static_cast<double>(layers);
     const double gather = collective_s(Collective::all_gather, layer_bytes, config.ranks, link) +
                           assembly_s(layer_bytes, link);
     cost += gathered_pass(gather, layers, compute.forward_s, config.overlap_slowdown);
@@ -179,8 +180,9 @@ ParallelWorkload lora_workload(const ModelShape& shape, const ModuleTable& modul
   return w;
 }
 
-ParallelWorkload full_workload(const ModelShape& shape, const ModuleTable& modules, bool recompute) {
+ParallelWorkload full_workload(const ModelShape& shape, const ModuleTable& modules, bool recompute, bool autocast) {
   ParallelWorkload w = lora_workload(shape, modules, LoraPlan{}, recompute);
+  if (autocast) w.gathered_weight_bytes = static_cast<double>(count_params(shape, modules).total) * 2.0;
   w.trainable_bytes = w.weight_bytes;
   w.trains_weights = true;
   w.gradient_bytes = w.weight_bytes;
@@ -198,7 +200,7 @@ RankMemory rank_memory(const ParallelConfig& config, const ParallelWorkload& w, 
       m.added_bytes = m.step_added_bytes = w.gradient_bytes;
       if (config.zero_stage >= 1) {
         m.saved_bytes += sharded_away(w.optimizer_state_bytes, n);
-        m.optimizer_transient_share = 1.0 / static_cast<double>(n);
+        m.optimizer_shard_share = 1.0 / static_cast<double>(n);
       }
       if (config.zero_stage >= 2) m.saved_bytes += sharded_away(w.gradient_bytes, n);
       break;
@@ -207,8 +209,9 @@ RankMemory rank_memory(const ParallelConfig& config, const ParallelWorkload& w, 
       const double params = w.weight_bytes + (w.trains_weights ? 0.0 : w.trainable_bytes);
       m.saved_bytes = sharded_away(params + w.gradient_bytes + w.optimizer_state_bytes, n);
       // The layer running and the one prefetched are whole (freed before the optimizer step).
-      m.added_bytes = 2.0 * w.weight_bytes / static_cast<double>(std::max<int64_t>(1, w.layers));
-      m.optimizer_transient_share = 1.0 / static_cast<double>(n);
+      const double gathered = w.gathered_weight_bytes > 0 ? w.gathered_weight_bytes : w.weight_bytes;
+      m.added_bytes = 2.0 * gathered / static_cast<double>(std::max<int64_t>(1, w.layers));
+      m.optimizer_shard_share = 1.0 / static_cast<double>(n);
       break;
     }
     case ParallelStrategy::ep:

@@ -83,6 +83,10 @@ struct ParallelWorkload {
   double expert_weight_bytes = 0;   // the routed experts' part of weight_bytes (0: dense model)
   double trainable_bytes = 0;       // trainable parameters, in their own dtype
   bool trains_weights = false;      // a full fine-tune: the trainable parameters are the weights, not extra ones
+  // What FSDP all-gathers: the weights in the compute dtype. Mixed precision (fp32 master weights under bf16
+  // autocast) gathers bf16 copies, as FSDP's MixedPrecision(param_dtype=bf16) in Composer's and accelerate's
+  // bf16 recipes does; 0: weight_bytes.
+  double gathered_weight_bytes = 0;
   double gradient_bytes = 0;        // their gradients (what DDP all-reduces, FSDP reduce-scatters)
   double optimizer_state_bytes = 0; // AdamW's states (and master weights) of the trainable parameters
   int64_t layers = 1;               // decoder layers (FSDP wraps and gathers one at a time)
@@ -102,7 +106,8 @@ ParallelWorkload lora_workload(const ModelShape& shape, const ModuleTable& modul
 
 // A full fine-tune's workload: every weight trains in its dtype, with a gradient and AdamW's two states like it
 // (torch.optim.AdamW keeps them in the parameter's dtype), as model/memory.cpp charges them.
-ParallelWorkload full_workload(const ModelShape& shape, const ModuleTable& modules, bool recompute);
+// `autocast`: fp32 master weights under bf16 compute gather bf16 copies (gathered_weight_bytes).
+ParallelWorkload full_workload(const ModelShape& shape, const ModuleTable& modules, bool recompute, bool autocast = false);
 
 // The time one rank spends on a micro-batch, split as the collectives see it, seconds.
 struct ComputeSplit {
@@ -143,9 +148,10 @@ struct RankMemory {
   double saved_bytes = 0;   // sharded weights, gradients and optimizer states a rank no longer holds
   double added_bytes = 0;   // gathered layers, gradient buckets, all-to-all buffers
   // At the optimizer step: what is still added then (DDP's bucket copy; FSDP's gathered layers are freed) and the
-  // share of the one-GPU optimizer temporaries a rank allocates (AdamW and the clip over its own shards only).
+  // share of the trained parameters its optimizer step runs over (AdamW and the clip over its own shards only:
+  // that share of the one-GPU temporaries and of the update seconds).
   double step_added_bytes = 0;
-  double optimizer_transient_share = 1.0;
+  double optimizer_shard_share = 1.0;
   double delta_gib() const { return (added_bytes - saved_bytes) / 1073741824.0; }
   double step_delta_gib() const { return (step_added_bytes - saved_bytes) / 1073741824.0; }
 };

@@ -31,6 +31,7 @@ class StepModel : public StepPredictor {
   // The fitted optimizer step (LoRA: clip, AdamW over the adapters, zero_grad), plus under full fine-tuning the
   // update of every parameter at what the GPU's copies achieve (full_update_s).
   double optimizer_step_s() const override;
+  double optimizer_update_s() const override { return full_update_s(); }
   // Full fine-tuning's AdamW and clip over every parameter: FeatureMaker::optimizer_update_bytes at the bandwidth
   // the public copy measurements give this GPU for one of its passes (model/gpu_efficiency.hpp); 0 under LoRA.
   double full_update_s() const { return full_update_s_; }

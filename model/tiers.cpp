@@ -172,6 +172,8 @@ std::string gqa_name(TierRules::Gqa gqa) {
   return "hf";
 }
 
+bool recomputes(const TierRules& tier) { return tier.recompute || tier.stack == Stack::hf_peft; }
+
 std::string tier_label(const TierRules& tier) {
   if (!tier.known) return tier.label;
   if (tier.stack == Stack::hf_peft) {

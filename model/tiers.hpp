@@ -80,6 +80,9 @@ std::string experts_name(const TierRules& tier);
 std::string gqa_name(TierRules::Gqa gqa);
 // The canonical label of a known tier: parse_tier(tier_label(t)) == t.
 std::string tier_label(const TierRules& tier);
+// Whether a step under `tier` recomputes each layer's forward (gradient checkpointing): a `ckpt` label, or any
+// transformers + peft label (every record of that stack, and its executor's default, ran reentrant checkpointing).
+bool recomputes(const TierRules& tier);
 
 // What one attention layer does for one micro-batch.
 struct LayerPlan {

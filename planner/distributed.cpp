@@ -90,7 +90,7 @@ RankCharges charge_rank(const std::vector<model::MicroBatch>& batches, const mod
     const model::RankMemory rank = model::rank_memory(config, context.workload, tokens);
     timeline.add(b, predictor.memory_parts(b), charge.new_shape, rank.delta_gib());
     if ((i + 1) % accumulation == 0 || i + 1 == n)
-      timeline.optimizer_step(rank.step_delta_gib(), rank.optimizer_transient_share);
+      timeline.optimizer_step(rank.step_delta_gib(), rank.optimizer_shard_share);
     c.real_tokens += b.real_tokens();
     c.processed_tokens += tokens;
   }
@@ -195,7 +195,10 @@ DistributedPlan simulate_distributed(const Corpus& corpus, const BatchingSpec& b
     processed += c.processed_tokens;
   }
   if (processed == 0) p.peak_gib = 0;
-  const OptimizerStep optimizer = resolve_optimizer_step(run.optimizer_step_s, predictor);
+  OptimizerStep optimizer = resolve_optimizer_step(run.optimizer_step_s, predictor);
+  if (optimizer.source == OptimizerSource::predictor)  // a rank updates its shards only (RankMemory's share)
+    optimizer.step_s -= (1.0 - model::rank_memory(config, context.workload, 0).optimizer_shard_share) *
+                        predictor.optimizer_update_s();
   double epoch_s = 0, epoch_compute = 0, epoch_comm = 0, epoch_straggler = 0;
   for (int64_t w = 0; w < windows; ++w) {
     double slowest = 0, slowest_comm = 0, sum = 0;

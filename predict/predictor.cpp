@@ -94,7 +94,7 @@ bool same_model(const Built& asked, const std::optional<Built>& source) {
 double launches_of(const model::ModelShape& shape, const model::ModuleTable& modules, const std::string& tier,
                    const model::LoraChoice& lora) {
   return model::LaunchModel(shape, modules, model::tier_from_label(tier), model::plan_lora(modules, lora), lora.autocast,
-                            lora.full)
+                            lora.full, lora.checkpointing)
       .per_step_all_experts();
 }
 
@@ -118,10 +118,15 @@ std::string why(const model::Transfer& t) {
 
 // What trains, when it is not the LoRA the rates were fitted on: a full fine-tune's weight gradients and update.
 std::string training_text(const Predictor& p) {
-  if (!p.lora.full) return "";
-  return "; full fine-tuning: every weight's gradient GEMM (x" + number(model::weight_gradient_factor(
-             model::tier_from_label(p.transfer.coefficients.tier)), 3) +
+  const model::TierRules tier = model::tier_from_label(p.transfer.coefficients.tier);
+  std::string s;
+  if (p.lora.full)
+    s += "; full fine-tuning: every weight's gradient GEMM (x" + number(model::weight_gradient_factor(tier, p.lora), 3) +
          " the frozen GEMMs) and AdamW over every parameter (docs/method.md, \"Full fine-tuning\")";
+  if (!p.lora.checkpointing && model::recomputes(tier))
+    s += "; no gradient checkpointing: the rates' second forward taken out, every layer's activations kept "
+         "(docs/method.md, \"Checkpointing off\")";
+  return s;
 }
 
 std::string host_text(const Predictor& p) {
@@ -160,6 +165,7 @@ model::LoraChoice lora_of(const PredictorAsk& ask, const model::Coefficients& c,
   if (ask.lora_dropout >= 0) lora.dropout = ask.lora_dropout;
   lora.autocast = ask.lora_autocast;
   lora.full = ask.full;
+  lora.checkpointing = ask.checkpointing;
   if (lora.full) return lora;  // no adapters: the targets are not asked
   std::vector<std::string> problems;
   for (const auto& p : model::lora_target_problems(b.modules, lora.targets, b.shape.name))
@@ -328,7 +334,8 @@ Predictor choose_predictor(const PredictorAsk& ask) {
 std::unique_ptr<model::StepModel> Predictor::step_model() const { return step_model(lora); }
 
 std::unique_ptr<model::StepModel> Predictor::step_model(const model::LoraChoice& with) const {
-  if (with.rank == lora.rank && with.targets == lora.targets && with.full == lora.full)
+  if (with.rank == lora.rank && with.targets == lora.targets && with.full == lora.full &&
+      with.checkpointing == lora.checkpointing)
     return std::make_unique<model::StepModel>(shape, modules, transfer.coefficients, transfer.gpu, with);
   // Another plan launches another count: the model transfer's fixed cost and the stack's host side follow it.
   const double launches = launches_of(shape, modules, transfer.coefficients.tier, with);

@@ -45,6 +45,7 @@ struct PredictorAsk {
   double lora_dropout = -1;  // peft's lora_dropout; < 0: 0.05, what every record was measured with (model::LoraChoice)
   bool lora_autocast = false;  // the step under torch.autocast(bf16), HF Trainer's bf16=True (model::LoraChoice)
   bool full = false;           // full fine-tuning: no adapters, every parameter trains (model::LoraChoice::full)
+  bool checkpointing = true;   // gradient checkpointing (model::LoraChoice::checkpointing)
   std::string lora_where = "LoRA targets";  // prefixes a problem with them ("--lora-targets", "s.yaml:9:12: lora.targets")
 };
 

@@ -118,6 +118,14 @@ TEST_CASE("predict, drift and plan answer a model with no coefficients given, an
   CHECK_THAT(trained["predictor"].get<std::string>(), Contains("full fine-tuning: every weight's gradient GEMM (x1.333"));
   CHECK(trained["predicted_peak_gib"].get<double>() > plain["predicted_peak_gib"].get<double>() + 40);
   CHECK(run_cli("predict --model qwen2.5-7b --rows 4096 --full --lora-rank 8").exit_code != 0);
+  // --no-checkpointing (docs/method.md, "Checkpointing off"): x1.5 weight gradients, less time, more memory.
+  const auto open = json_of("predict --model qwen2.5-7b --rows 4096,4096 --full --no-checkpointing");
+  CHECK_THAT(open["predictor"].get<std::string>(), Contains("(x1.500") && Contains("no gradient checkpointing"));
+  CHECK(open["predicted_step_s"].get<double>() < trained["predicted_step_s"].get<double>());
+  CHECK(open["predicted_peak_gib"].get<double>() > trained["predicted_peak_gib"].get<double>());
+  // --full --autocast --dtype float32: fp32 master weights (twice the trained state) under bf16 compute.
+  const auto master = json_of("predict --model qwen2.5-7b --rows 4096,4096 --full --autocast --dtype float32");
+  CHECK(master["predicted_peak_gib"].get<double>() > trained["predicted_peak_gib"].get<double>() + 40);
   // drift against the records' own model, GPU and stack.
   const auto d = run_cli("drift --measurements " + kRecords + "h200-transfer3/transfer3-qwen2.5-7b.jsonl --tolerance 0.5");
   INFO(d.err);

@@ -116,7 +116,7 @@ TEST_CASE("a scenario's lora block: rank, alpha and targets, each target a modul
   CHECK_THAT(p, Contains("lora.rank = 0"));
   // Phi-3 fuses q, k and v: its own names are what it accepts.
   CHECK(problems_of(with_lora("phi-3.5-mini", "{targets: [qkv_proj, o_proj]}")).empty());
-  CHECK_THAT(problems_of(with_lora("phi-3.5-mini", "{}")), Contains("neither rank, targets, dropout, autocast nor full"));
+  CHECK_THAT(problems_of(with_lora("phi-3.5-mini", "{}")), Contains("neither rank, targets, dropout, autocast, full nor checkpointing"));
   // lora: {full: true} plans a full fine-tune: no adapter key beside it.
   TempFile full(with_lora("llama-3-8b", "{full: true}"), ".yaml");
   CHECK(stepcast::io::load_scenario(full.path()).lora.full);
@@ -132,6 +132,14 @@ TEST_CASE("a scenario's lora block: rank, alpha and targets, each target a modul
   CHECK_THAT(problems_of(with_lora("llama-3-8b", "{autocast: sometimes}")), Contains("autocast"));
   CHECK_THAT(problems_of(with_lora("llama-3-8b", "{rank: 8, dropout: 1.0}")), Contains("dropout = 1.0"));
   CHECK_THAT(problems_of(with_lora("llama-3-8b", "{rank: 8, target: [q_proj]}")), Contains("unknown key 'lora.target'"));
+  // Gradient checkpointing off, and a full fine-tune under autocast (fp32 master weights when dtype is float32).
+  TempFile off(with_lora("llama-3-8b", "{full: true, autocast: true, checkpointing: false}"), ".yaml");
+  const auto o = stepcast::io::load_scenario(off.path());
+  CHECK(o.lora.full);
+  CHECK(o.lora.autocast);
+  CHECK_FALSE(o.lora.checkpointing);
+  CHECK(s.lora.checkpointing);
+  CHECK_THAT(problems_of(with_lora("llama-3-8b", "{checkpointing: 0.5}")), Contains("checkpointing"));
 }
 
 TEST_CASE("an unknown model with coefficients is refused at the scenario's model line", "[scenario_io][model]") {

@@ -158,12 +158,12 @@ TEST_CASE("a full fine-tune's weights are its trainable parameters: FSDP shards 
   CHECK(fsdp.saved_bytes == Approx((8 + 8 + 16) * kGiB * 7 / 8));
   // At the optimizer step the gathered layers are gone and AdamW runs over an eighth of the parameters.
   CHECK(fsdp.step_delta_gib() == Approx(-32.0 * 7 / 8));
-  CHECK(fsdp.optimizer_transient_share == Approx(1.0 / 8));
+  CHECK(fsdp.optimizer_shard_share == Approx(1.0 / 8));
   c.strategy = ParallelStrategy::ddp;
   CHECK(rank_memory(c, w, 0).step_delta_gib() == Approx(8.0));  // the bucket copy stays
-  CHECK(rank_memory(c, w, 0).optimizer_transient_share == 1.0);
+  CHECK(rank_memory(c, w, 0).optimizer_shard_share == 1.0);
   c.zero_stage = 1;
-  CHECK(rank_memory(c, w, 0).optimizer_transient_share == Approx(1.0 / 8));
+  CHECK(rank_memory(c, w, 0).optimizer_shard_share == Approx(1.0 / 8));
 }
 
 TEST_CASE("strategy names parse, others are refused", "[parallel]") {
