@@ -3,6 +3,7 @@
 throughputs").
 
   tools/public_check.py predict SPEC.json [--stepcast BIN] > measurements/predictions/public-NAME.jsonl
+  (a configuration with a `plan` block is a full-training run on several GPUs, priced by `stepcast plan`)
   tools/public_check.py check PREDICTIONS.jsonl measurements/public/NAME.csv
 
 `predict` runs `stepcast predict` once per configuration of SPEC.json and writes one JSON object a
@@ -38,12 +39,79 @@ def optimizer_step_s(coefficients):
     return 0.0
 
 
+PLAN_SCENARIO = """schema_version: 1
+name: {id}
+model: {model}
+lora: {{full: true, autocast: {autocast}, checkpointing: {checkpointing}}}
+gpu: {{name: {gpu}, memory_gib: {memory_gib}}}
+corpus:
+  histogram: {{seed: 1, bins: [{{length: {seq}, count: {samples}}}]}}
+baseline: {{policy: fixed, micro_batch: {micro}, accumulation: {accum}, max_length: {seq}, seed: 1}}
+run: {{epochs: 1, startup_s: 0}}
+window_hours: 0
+"""
+PLAN_STEPS = 4  # optimizer steps simulated per configuration (every one the same shape: the mean is the step)
+
+
+def usable_memory_gib(gpu):
+    """The card's usable_memory_gib in scenarios/gpus.yaml (one fact, one place)."""
+    import yaml
+    for g in yaml.safe_load(open("scenarios/gpus.yaml"))["gpus"]:
+        if g["name"] == gpu or gpu in g.get("aliases", []):
+            # A card without a measured usable figure: its nominal memory_gb in GiB (below what the allocator gets;
+            # only the memory verdict reads it).
+            return g.get("usable_memory_gib", round(g["memory_gb"] * 1e9 / 2**30, 2))
+    sys.exit(f"GPU '{gpu}' is not in scenarios/gpus.yaml")
+
+
+def predict_plan(c, stepcast, commit, dirty):
+    """A full-training configuration on several GPUs: `stepcast plan` over a corpus of identical rows."""
+    import tempfile
+    q = c["plan"]
+    fp32 = q.get("master_fp32", False)
+    text = PLAN_SCENARIO.format(id=c["id"], model=os.path.abspath(c["model"]), gpu=json.dumps(c["gpu"]),
+                                memory_gib=usable_memory_gib(c["gpu"]),
+                                autocast="true" if fp32 else "false",
+                                checkpointing="true" if q["checkpointing"] else "false", seq=q["seq_len"],
+                                samples=q["gpus"] * q["micro_batch"] * q["accumulation"] * PLAN_STEPS,
+                                micro=q["micro_batch"], accum=q["accumulation"])
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+        f.write(text)
+    flags = ["--gpus", str(q["gpus"]), "--strategy", q["strategy"], "--transfer", "--no-sweep"]
+    if fp32:
+        flags += ["--dtype", "float32"]
+    cmd = ["stepcast", "plan", "SCENARIO"] + flags + ["--format", "json"]
+    out = subprocess.run([stepcast, "plan", f.name] + flags + ["--format", "json"], capture_output=True, text=True)
+    os.unlink(f.name)
+    if out.returncode not in (0, 1):
+        sys.exit(f"{c['id']}: {shlex.join(cmd)} failed: {out.stderr}")
+    p = json.loads(out.stdout)
+    b = p["parallel"]["baseline"]
+    one = p["baseline"]
+    step = b["mean_step_s"]
+    lo, hi = (step * one["wall_clock_interval_s"][0] / one["wall_clock_s"],
+              step * one["wall_clock_interval_s"][1] / one["wall_clock_s"])
+    tokens = q["micro_batch"] * q["accumulation"] * q["seq_len"]  # per GPU per optimizer step
+    return {"kind": "public-throughput", "id": c["id"], "gpu": c["gpu"], "model": c["model"], "plan": q,
+            "config": c["config"], "seen_before_prediction": c.get("seen_before_prediction", False),
+            "note": c.get("note", ""), "predicted_step_s": step, "step_interval_s": [lo, hi],
+            "predicted_peak_gib_per_rank": b["peak_gib_per_rank"], "memory_verdict": b["memory_verdict"],
+            "predicted_value": tokens / step, "value_interval": [tokens / hi, tokens / lo], "unit": c["unit"],
+            "breakdown_s": b["breakdown_s"], "predictor": p["predictor"] if isinstance(p["predictor"], str)
+            else json.dumps(p["predictor"])[:400], "transfer": p.get("transfer", ""),
+            "command": shlex.join(cmd) + "  (SCENARIO: " + " ".join(text.split()) + ")",
+            "stepcast_commit": p.get("commit", "") or commit, "tree_commit": commit + (" (modified)" if dirty else "")}
+
+
 def predict(args):
     spec = json.load(open(args.spec))
     commit = git_commit()
     dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True,
                            text=True).stdout.strip()
     for c in spec["configs"]:
+        if "plan" in c:
+            print(json.dumps(predict_plan(c, args.stepcast, commit, dirty)))
+            continue
         cmd = ["stepcast", "predict", "--model", c["model"], "--gpu", c["gpu"], "--transfer",
                "--rows", ",".join(str(r) for r in c["rows"]), "--dtype", c.get("dtype", "bfloat16")]
         if c.get("lora_rank"):
