@@ -2,6 +2,7 @@
 // into dense, LoRA and expert parts, the memory-bound bytes, how files written before the split read, and
 // which GPU rate each new term is carried by.
 #include "catch.hpp"
+#include "uniform_batch.hpp"
 #include "io/coefficients_io.hpp"
 #include "io/model_config.hpp"
 #include "model/counts.hpp"
@@ -20,12 +21,7 @@ using Catch::Matchers::StartsWith;
 namespace {
 const char* const kShipped = STEPCAST_SCENARIOS "/coefficients/h200-sdpa-auto-grouped-gqa-expand.yaml";
 
-sm::MicroBatch batch(int64_t rows, int64_t width) {
-  sm::MicroBatch b;
-  b.rows.assign(static_cast<size_t>(rows), width);
-  b.width = width;
-  return b;
-}
+using stepcast::testing::uniform_batch;
 
 sm::FeatureMaker h200_maker(const sm::ModelShape& shape, sm::ExpertWork work = sm::ExpertWork::per_flop) {
   return sm::FeatureMaker(shape, sm::expand_modules(shape), sm::tier_from_label("sdpa-auto/grouped/gqa-expand"),
@@ -37,7 +33,7 @@ TEST_CASE("the three GEMM terms add up to every GEMM FLOP the model had before t
   for (const char* name : {"gemma-4-26b-a4b", "llama-3-8b", "qwen3-30b-a3b"}) {
     INFO(name);
     const auto shape = stepcast::io::load_model(name);
-    const auto f = h200_maker(shape).step(batch(2, 4096));
+    const auto f = h200_maker(shape).step(uniform_batch(2, 4096));
     const auto lora = sm::plan_lora(shape, sm::default_lora_targets(), 16);
     // The adapters' FLOPs and kappa x their fp32 bytes, 4 (in + out) = 4 params / rank (docs/method.md, "LoRA by rank").
     const double kappa = sm::lora_gemm_ridge_flops_per_byte(sm::gpu_info("NVIDIA H200"));
@@ -48,7 +44,7 @@ TEST_CASE("the three GEMM terms add up to every GEMM FLOP the model had before t
     CHECK(f.x[sm::kMemoryBound] > 0);
     CHECK(f.expert_tflop <= f.x[sm::kExpertGemm]);
   }
-  const auto dense = h200_maker(stepcast::io::load_model("llama-3-8b")).step(batch(1, 2048));
+  const auto dense = h200_maker(stepcast::io::load_model("llama-3-8b")).step(uniform_batch(1, 2048));
   CHECK(dense.x[sm::kExpertGemm] == 0);
 }
 
@@ -58,35 +54,35 @@ TEST_CASE("the experts' roofline: efficiency saturates in tokens per expert, per
   const auto qwen3 = stepcast::io::load_model("qwen3-30b-a3b");  // 128 experts, top 8: every expert hit from 2048 tokens
   const auto roof = h200_maker(qwen3, sm::ExpertWork::roofline);
   const auto flop = h200_maker(qwen3, sm::ExpertWork::per_flop);
-  const auto small = roof.step(batch(1, 2048)), large = roof.step(batch(4, 2048));
+  const auto small = roof.step(uniform_batch(1, 2048)), large = roof.step(uniform_batch(4, 2048));
   // Per token, the roofline's work falls as the batch grows (the weights are streamed once for more tokens) ...
   CHECK(large.x[sm::kExpertGemm] / 4 < small.x[sm::kExpertGemm]);
   // ... and its FLOP part is the per-FLOP work, which grows as the tokens.
-  CHECK(flop.step(batch(4, 2048)).x[sm::kExpertGemm] == Approx(4 * flop.step(batch(1, 2048)).x[sm::kExpertGemm]));
-  CHECK(small.expert_tflop == Approx(flop.step(batch(1, 2048)).expert_tflop));
+  CHECK(flop.step(uniform_batch(4, 2048)).x[sm::kExpertGemm] == Approx(4 * flop.step(uniform_batch(1, 2048)).x[sm::kExpertGemm]));
+  CHECK(small.expert_tflop == Approx(flop.step(uniform_batch(1, 2048)).expert_tflop));
   // The stream floor belongs to per-FLOP files only: the roofline prices the same bytes.
   CHECK(small.x[sm::kExpertStream] == 0);
-  CHECK(flop.step(batch(1, 2048)).x[sm::kExpertStream] > 0);
+  CHECK(flop.step(uniform_batch(1, 2048)).x[sm::kExpertStream] > 0);
   // The streamed and routed parts as the constants give them: (x - FLOPs) from kappa_w and kappa_r alone.
-  const double extra = small.x[sm::kExpertGemm] - flop.step(batch(1, 2048)).x[sm::kExpertGemm];
+  const double extra = small.x[sm::kExpertGemm] - flop.step(uniform_batch(1, 2048)).x[sm::kExpertGemm];
   const auto h200 = sm::gpu_info("NVIDIA H200");
-  const double streamed = flop.step(batch(1, 2048)).x[sm::kExpertStream] * 1e9;  // bytes, both passes
+  const double streamed = flop.step(uniform_batch(1, 2048)).x[sm::kExpertStream] * 1e9;  // bytes, both passes
   const double routed = 2048.0 * 8 * (2048 + 768) * 2 * 48 * 2;                     // bytes: T k (h + f) bf16, 48 layers, 2 passes
   CHECK(extra == Approx((sm::expert_stream_ridge_flops_per_byte(h200) * streamed +
                          sm::expert_route_ridge_flops_per_byte(h200) * routed) / 1e12).epsilon(1e-9));
   // A loop of per-expert GEMMs keeps the FLOP count: the constants are grouped GEMMs'.
   const sm::FeatureMaker loop(qwen3, sm::expand_modules(qwen3), sm::tier_from_label("sdpa-auto/loop"), h200,
                               sm::LoraChoice{}, sm::ExpertWork::roofline);
-  CHECK(loop.step(batch(1, 2048)).x[sm::kExpertStream] > 0);
+  CHECK(loop.step(uniform_batch(1, 2048)).x[sm::kExpertStream] > 0);
   // A dense model has no expert work either way.
-  CHECK(h200_maker(stepcast::io::load_model("llama-3-8b"), sm::ExpertWork::roofline).step(batch(1, 2048)).x[sm::kExpertGemm] == 0);
+  CHECK(h200_maker(stepcast::io::load_model("llama-3-8b"), sm::ExpertWork::roofline).step(uniform_batch(1, 2048)).x[sm::kExpertGemm] == 0);
 }
 
 TEST_CASE("memory-bound bytes grow with tokens, not with width squared", "[features][category]") {
   const auto maker = h200_maker(stepcast::io::load_model("llama-3-8b"));
-  const double one = maker.step(batch(1, 2048)).x[sm::kMemoryBound];
-  CHECK(maker.step(batch(4, 2048)).x[sm::kMemoryBound] == Approx(4 * one));
-  CHECK(maker.step(batch(1, 8192)).x[sm::kMemoryBound] == Approx(4 * one));
+  const double one = maker.step(uniform_batch(1, 2048)).x[sm::kMemoryBound];
+  CHECK(maker.step(uniform_batch(4, 2048)).x[sm::kMemoryBound] == Approx(4 * one));
+  CHECK(maker.step(uniform_batch(1, 8192)).x[sm::kMemoryBound] == Approx(4 * one));
 }
 
 TEST_CASE("a file written before the split reads its LoRA and expert rates as its GEMM rate", "[io][category]") {
@@ -152,7 +148,7 @@ TEST_CASE("an old file predicts what it predicted before the split", "[features]
   const auto c = stepcast::io::load_coefficients(kShipped);
   const auto shape = stepcast::io::load_model(c.model);
   const sm::StepModel m(shape, c);
-  const auto f = m.features().step(batch(2, 4096));
+  const auto f = m.features().step(uniform_batch(2, 4096));
   // Its adapters priced per FLOP: the roofline work at the file's rank times the conversion is their FLOPs.
   const double lora_flops = f.x[sm::kLoraGemm] * sm::lora_per_flop_to_roofline(c.lora_rank, sm::gpu_info(c.gpu));
   const double gemm = c.step[sm::kGemm].value * (f.x[sm::kGemm] + lora_flops + f.x[sm::kExpertGemm]);
@@ -165,7 +161,7 @@ TEST_CASE("an old file predicts what it predicted before the split", "[features]
   CHECK(f.x[sm::kAttentionMasked] > 0);  // 2 x 4096 reaches Gemma-4's 1024 window: masked sliding layers
   rest += c.step[sm::kAttention].value * f.x[sm::kAttentionMasked];
   rest += c.step[sm::kAttentionEfficient].value * f.x[sm::kAttentionEfficientMasked];
-  CHECK(m.sides(batch(2, 4096)).device_s == Approx(gemm + rest));
+  CHECK(m.sides(uniform_batch(2, 4096)).device_s == Approx(gemm + rest));
 }
 
 TEST_CASE("MLA attention is priced per pair as 2 heads (qk_dim + v_dim): DeepSeek-V2-Lite's 192 + 128",
@@ -173,7 +169,7 @@ TEST_CASE("MLA attention is priced per pair as 2 heads (qk_dim + v_dim): DeepSee
   // DeepSeek-V2-Lite: 27 layers of 16 heads, q/k heads of 128 nope + 64 rope = 192, v heads of 128. One row of
   // 1024 (a whole number of 128-row tiles) under is_causal: 1024 x 1025 / 2 pairs; forward + backward 3.5 passes.
   const auto shape = stepcast::io::load_model("deepseek-v2-lite");
-  const auto f = h200_maker(shape).step(batch(1, 1024));
+  const auto f = h200_maker(shape).step(uniform_batch(1, 1024));
   const double attention = f.x[sm::kAttention] + f.x[sm::kAttentionEfficient] + f.x[sm::kAttentionMath];
   const double per_pair = 2.0 * 16 * (192 + 128);
   CHECK(attention == Approx(per_pair * 27 * (1024.0 * 1025 / 2) * 3.5 / 1e12).epsilon(1e-12));
@@ -190,7 +186,7 @@ TEST_CASE("LoRA adapters by a roofline: nearly flat in the rank below the fp32 r
   const auto shape = stepcast::io::load_model("llama-3-8b");
   const auto tier = sm::parse_tier("hf-peft/sdpa-grouped_mm");
   auto x = [&](int64_t rank) {
-    return sm::FeatureMaker(shape, tier, h200, sm::LoraChoice{rank, {}, 0.05}).step(batch(2, 4096)).x[sm::kLoraGemm];
+    return sm::FeatureMaker(shape, tier, h200, sm::LoraChoice{rank, {}, 0.05}).step(uniform_batch(2, 4096)).x[sm::kLoraGemm];
   };
   // Llama-3-8B's all-linear adapters: sum of (in + out) = 81,920 a layer x 32 layers; 8192 tokens x the tier's passes.
   const double passes = tier.recompute ? 4 : 3;
@@ -220,7 +216,7 @@ TEST_CASE("the weighted memory-bound count: norms' passes and LoRA's elementwise
   const std::vector<std::string> all{"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"};
   auto memory = [&](const std::vector<std::string>& targets, sm::MemoryWork work, double dropout = 0.05) {
     return sm::FeatureMaker(llama, modules, tier, h200, sm::LoraChoice{16, targets, dropout}, sm::ExpertWork::roofline, work)
-        .step(batch(2, 4096))
+        .step(uniform_batch(2, 4096))
         .x[sm::kMemoryBound];
   };
   const double tokens_passes = 8192.0 * 3 / 1e9;
@@ -248,7 +244,7 @@ TEST_CASE("the weighted memory-bound count: norms' passes and LoRA's elementwise
   // "LoRA under autocast"), in the weighted count's bytes (11.9 a pass stands for 59.5 raw).
   const auto autocast = sm::FeatureMaker(llama, modules, tier, h200, sm::LoraChoice{16, all, 0.05, true},
                                          sm::ExpertWork::roofline, sm::MemoryWork::weighted)
-                            .step(batch(2, 4096))
+                            .step(uniform_batch(2, 4096))
                             .x[sm::kMemoryBound];
   const double in = static_cast<double>(lora_all.in_features), out = static_cast<double>(lora_all.in_out_features) - in;
   CHECK(autocast - memory(all, sm::MemoryWork::weighted) ==
@@ -291,7 +287,7 @@ TEST_CASE("a file without memory_work reads as plain, the shipped default is wei
   const auto llama = stepcast::io::load_model("llama-3-8b");
   auto step = [&](std::vector<std::string> targets) {
     return sm::StepModel(llama, pooled, sm::gpu_info("NVIDIA H200"), sm::LoraChoice{16, std::move(targets), 0.05})
-        .step_s(batch(2, 4096));
+        .step_s(uniform_batch(2, 4096));
   };
   CHECK(step({"q_proj", "k_proj", "v_proj", "o_proj"}) <
         0.8 * step({"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"}));

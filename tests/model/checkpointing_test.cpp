@@ -2,6 +2,7 @@
 // recomputing steps, so each term loses its second forward, the weight gradient counts 3/2, every layer keeps its
 // working set, and the recompute's launches go. A tier that never recomputed is unchanged.
 #include "catch.hpp"
+#include "uniform_batch.hpp"
 #include "io/model_config.hpp"
 #include "model/features.hpp"
 #include "model/launches.hpp"
@@ -13,12 +14,7 @@
 namespace sm = stepcast::model;
 
 namespace {
-sm::MicroBatch batch(int64_t rows, int64_t width) {
-  sm::MicroBatch b;
-  b.rows.assign(static_cast<size_t>(rows), width);
-  b.width = width;
-  return b;
-}
+using stepcast::testing::uniform_batch;
 sm::LoraChoice choice(bool full, bool checkpointing) {
   sm::LoraChoice l;
   l.full = full;
@@ -42,7 +38,7 @@ TEST_CASE("checkpointing off: each term loses its recomputed forward; a full fin
   const auto shape = stepcast::io::load_model("llama-3.2-1b");
   const auto tier = sm::tier_from_label("hf-peft/sdpa-grouped_mm");
   const auto gpu = sm::gpu_info("NVIDIA H200");
-  const auto b = batch(2, 2048);
+  const auto b = uniform_batch(2, 2048);
   const auto lora = sm::FeatureMaker(shape, tier, gpu, choice(false, true)).step(b);
   const auto lora_off = sm::FeatureMaker(shape, tier, gpu, choice(false, false)).step(b);
   CHECK(lora_off.x[sm::kGemm] == Approx(lora.x[sm::kGemm] * 2.0 / 3.0));
@@ -58,7 +54,7 @@ TEST_CASE("a tier that never recomputed is unchanged by checkpointing off") {
   const auto shape = stepcast::io::load_model("llama-3.2-1b");
   const auto tier = sm::tier_from_label("sdpa-auto/grouped");
   const auto gpu = sm::gpu_info("NVIDIA H200");
-  const auto b = batch(2, 2048);
+  const auto b = uniform_batch(2, 2048);
   const auto on = sm::FeatureMaker(shape, tier, gpu, choice(false, true)).step(b);
   const auto off = sm::FeatureMaker(shape, tier, gpu, choice(false, false)).step(b);
   for (int k = 0; k < sm::kStepTerms; ++k) CHECK(off.x[k] == Approx(on.x[k]));

@@ -1,6 +1,7 @@
 // Full fine-tuning priced from the LoRA-fitted rates (docs/method.md, "Full fine-tuning"): the weight-gradient GEMMs,
 // no adapter work, AdamW over every parameter, launches per nn.Linear, and what trains in memory.
 #include "catch.hpp"
+#include "uniform_batch.hpp"
 #include "io/model_config.hpp"
 #include "model/features.hpp"
 #include "model/launches.hpp"
@@ -11,12 +12,7 @@
 namespace sm = stepcast::model;
 
 namespace {
-sm::MicroBatch batch(int64_t rows, int64_t width) {
-  sm::MicroBatch b;
-  b.rows.assign(static_cast<size_t>(rows), width);
-  b.width = width;
-  return b;
-}
+using stepcast::testing::uniform_batch;
 sm::LoraChoice full() {
   sm::LoraChoice l;
   l.full = true;
@@ -38,7 +34,7 @@ TEST_CASE("full fine-tuning: base GEMMs x4/3, no adapter work, attention and mem
   const auto gpu = sm::gpu_info("NVIDIA H200");
   const sm::FeatureMaker lora(shape, tier, gpu, sm::LoraChoice{16, {}});
   const sm::FeatureMaker trained(shape, tier, gpu, full());
-  const auto a = lora.step(batch(2, 2048)), b = trained.step(batch(2, 2048));
+  const auto a = lora.step(uniform_batch(2, 2048)), b = trained.step(uniform_batch(2, 2048));
   CHECK(b.x[sm::kGemm] == Approx(a.x[sm::kGemm] * 4.0 / 3.0));
   CHECK(a.x[sm::kLoraGemm] > 0);
   CHECK(b.x[sm::kLoraGemm] == 0);

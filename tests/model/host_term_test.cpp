@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "catch.hpp"
+#include "uniform_batch.hpp"
 #include "io/model_config.hpp"
 #include "model/coefficients.hpp"
 #include "model/features.hpp"
@@ -20,12 +21,7 @@ struct Pointers {
   std::array<double, sm::kStepTerms> p;
 };
 
-sm::MicroBatch batch(int64_t rows, int64_t width) {
-  sm::MicroBatch b;
-  b.rows.assign(static_cast<size_t>(rows), width);
-  b.width = width;
-  return b;
-}
+using stepcast::testing::uniform_batch;
 
 // Gemma-4 26B-A4B on the H200 with a 0.5 s host floor: 25,000 launches x 0.02 s per 1,000 launches.
 sm::Coefficients host_floor_coefficients(double overlap) {
@@ -104,11 +100,11 @@ TEST_CASE("step_seconds: device terms, the streaming floor, and the host side th
 TEST_CASE("FeatureMaker: the host feature is thousands of launches per step, 0 until set", "[host]") {
   const auto shape = stepcast::io::load_model("gemma-4-26b-a4b");
   sm::FeatureMaker maker(shape, sm::tier_from_label("hf-sdpa-efficient/loop"), sm::gpu_info("NVIDIA H200"));
-  CHECK(maker.step(batch(2, 1024)).x[sm::kHost] == 0.0);
+  CHECK(maker.step(uniform_batch(2, 1024)).x[sm::kHost] == 0.0);
   maker.set_launches_per_step(25000);
-  CHECK(maker.step(batch(2, 1024)).x[sm::kHost] == Approx(25.0).epsilon(1e-15));
+  CHECK(maker.step(uniform_batch(2, 1024)).x[sm::kHost] == Approx(25.0).epsilon(1e-15));
   // The same for every shape: launches do not grow with tokens.
-  CHECK(maker.step(batch(8, 8192)).x[sm::kHost] == Approx(25.0).epsilon(1e-15));
+  CHECK(maker.step(uniform_batch(8, 8192)).x[sm::kHost] == Approx(25.0).epsilon(1e-15));
 }
 
 TEST_CASE("StepModel::sides: a short micro-batch is host-bound, a long one device-bound", "[host]") {
@@ -119,7 +115,7 @@ TEST_CASE("StepModel::sides: a short micro-batch is host-bound, a long one devic
   no_host.step[sm::kHost] = {};
   const sm::StepModel device_only(shape, no_host);
 
-  for (const auto& b : {batch(1, 128), batch(2, 512), batch(4, 2048), batch(8, 8192)}) {
+  for (const auto& b : {uniform_batch(1, 128), uniform_batch(2, 512), uniform_batch(4, 2048), uniform_batch(8, 8192)}) {
     const auto s = m.sides(b);
     INFO(b.rows.size() << " x " << b.width << ": device " << s.device_s << " s, host " << s.host_s << " s");
     CHECK(s.host_s == Approx(0.5).epsilon(1e-12));                   // 0.02 s x 25 thousand launches
@@ -128,8 +124,8 @@ TEST_CASE("StepModel::sides: a short micro-batch is host-bound, a long one devic
     CHECK(m.step_s(b) == s.step_s);
     CHECK(s.step_s >= std::max(s.device_s, s.host_s));
   }
-  const auto small = m.sides(batch(1, 128));
-  const auto large = m.sides(batch(8, 8192));
+  const auto small = m.sides(uniform_batch(1, 128));
+  const auto large = m.sides(uniform_batch(8, 8192));
   CHECK(small.host_bound());
   CHECK(small.device_s < 0.1);  // 128 tokens: a few TFLOPs at 4.5 ms each
   CHECK(small.step_s == Approx(0.5).epsilon(0.01));  // the floor: 128 tokens cost what the host costs
@@ -146,7 +142,7 @@ TEST_CASE("StepModel: no launch count or an unselected host term leaves the step
   unselected.step[sm::kHost].selected = false;  // the value stays 0.02 but is not used
   for (const auto& c : {unknown, unselected}) {
     const sm::StepModel m(shape, c);
-    const auto s = m.sides(batch(1, 128));
+    const auto s = m.sides(uniform_batch(1, 128));
     CHECK(s.host_s == 0.0);
     CHECK(s.step_s == s.device_s);
     CHECK_FALSE(s.host_bound());
@@ -161,14 +157,14 @@ TEST_CASE("StepModel: the run terms are used only when selected", "[host][run]")
   c.run[sm::kOptimizerStep] = {0.2, 0.01, false, ""};
   const sm::StepModel m(shape, c);
   // Forced onto the efficient kernels, no layer builds a cuDNN graph: a new shape costs nothing more.
-  CHECK(m.first_seen_graphs(batch(2, 1024)) == 0u);
-  CHECK(m.first_seen_s(batch(2, 1024)) == 0.0);
+  CHECK(m.first_seen_graphs(uniform_batch(2, 1024)) == 0u);
+  CHECK(m.first_seen_s(uniform_batch(2, 1024)) == 0.0);
   CHECK(m.run_start_s() == 3.5);
   CHECK(m.optimizer_step_s() == 0.0);
   // On the auto tier the sliding layers (head_dim 256) run cuDNN, the 512-wide global layers the efficient kernels:
   // one graph a shape.
   c.tier = "sdpa-auto/grouped/gqa-expand";
   const sm::StepModel a(shape, c);
-  CHECK(std::popcount(a.first_seen_graphs(batch(2, 1024))) == 1);
-  CHECK(a.first_seen_s(batch(2, 1024)) == 1.25);
+  CHECK(std::popcount(a.first_seen_graphs(uniform_batch(2, 1024))) == 1);
+  CHECK(a.first_seen_s(uniform_batch(2, 1024)) == 1.25);
 }
