@@ -28,6 +28,12 @@ void add_transfer_options(CLI::App* cmd, TransferOptions& o) {
         for (const auto& s : model::kStacks) names.emplace_back(s.name);
         return names;
       }()));
+  cmd->add_option("--attention-kernels", o.attention_kernels,
+                  "The attention kernels the stack runs when not the GPU arch's own (scenarios/gpus.yaml archs): flash2 "
+                  "(FlashAttention 2: transformers' attn_implementation=\"flash_attention_2\", the flash-attn package; "
+                  "on Hopper it is mma.sync code, about half cuDNN's rate) or cudnn; priced by the two families' "
+                  "public efficiencies on the GPU (docs/gpus.md)")
+      ->check(CLI::IsMember({"flash2", "cudnn"}));
   cmd->add_flag("--transfer", o.transfer,
                 "Allow a GPU or tier other than the coefficients' (and, with --coefficients, another model); "
                 "efficiencies carried by the GPUs' peaks; the output's first line says what was transferred");
@@ -70,6 +76,7 @@ predict::PredictorAsk predictor_ask(const std::string& coefficients, const std::
   ask.tier = o.tier;
   ask.stack = o.stack;
   ask.dtype = o.dtype;
+  ask.attention_kernels = o.attention_kernels;
   ask.transfer = o.transfer;
   return ask;
 }

@@ -266,6 +266,11 @@ Achieved EfficiencyModel::achieved(const GpuInfo& gpu, KernelCategory category, 
   return rate_of(gpu, k.family, k.path, category == KernelCategory::memory, x);
 }
 
+Achieved EfficiencyModel::achieved(const GpuInfo& gpu, KernelCategory category, const KernelChoice& choice,
+                                   double x) const {
+  return rate_of(gpu, choice.family, choice.path, category == KernelCategory::memory, x);
+}
+
 Achieved EfficiencyModel::achieved(const PublicPoint& p) const {
   const GpuSpec* g = find_spec(gpus_, p.gpu);
   return g == nullptr ? Achieved{} : rate_of(info_of(*g), p.family, p.path, p.kind == "memory", point_size(p));

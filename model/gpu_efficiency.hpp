@@ -66,6 +66,9 @@ class EfficiencyModel {
   PathFactor path_factor(const std::string& arch, const std::string& path) const;
   // What `gpu` achieves for `category` at size x (its arch's family and path for that category).
   Achieved achieved(const GpuInfo& gpu, KernelCategory category, double x) const;
+  // What `gpu` achieves for `category` at size x with the kernels `choice` (a stack that runs another family than
+  // its arch's, e.g. FlashAttention 2 on sm90).
+  Achieved achieved(const GpuInfo& gpu, KernelCategory category, const KernelChoice& choice, double x) const;
   // What the model says a point's own GPU, family, path and size achieve (for held-out checks).
   Achieved achieved(const PublicPoint& p) const;
   // The families with curves, for reports.

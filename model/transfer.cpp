@@ -207,6 +207,26 @@ std::vector<std::string> carry_to_gpu_by_public_data(Coefficients& c, const GpuI
   return evidence;
 }
 
+// The attention terms re-priced on `gpu` from its arch's kernels to `choice` (TransferAsk::attention_kernels): the
+// ratio of the two families' achieved rates at the same size. Returns the evidence line.
+std::string carry_to_attention_kernels(Coefficients& c, const GpuInfo& gpu, const KernelChoice& choice,
+                                       const TransferSizes& sizes) {
+  const EfficiencyModel& m = shipped_efficiency();
+  const double x = category_size(KernelCategory::attention, sizes);
+  const Achieved arch = m.achieved(gpu, KernelCategory::attention, x);
+  const Achieved own = m.achieved(gpu, KernelCategory::attention, choice, x);
+  if (arch.rate <= 0 || own.rate <= 0)
+    throw InputError("attention kernels '" + choice.family + "' on " + gpu.name + ": no public rate of that family "
+                     "or of the arch's. Violated constraint: public attention points of both (docs/gpus.md)");
+  const double factor = arch.rate / own.rate;
+  for (int i : {kAttention, kAttentionMasked}) {
+    c.step[i].value *= factor;
+    c.step[i].std_error *= factor;
+  }
+  return "attention kernels x" + number(factor) + " at size " + number(x) + ": " + side_text(gpu, arch) + " -> " +
+         side_text(gpu, own) + " (the stack's own)";
+}
+
 // What a step's fixed cost grows by per 1000 kernel launches, seconds (docs/method.md, "Launches"): Gemma-4's
 // fixed_s (0.1764 s at 24 319 predicted launches, h200-gemma4-categories.yaml) against the fixed_s that fits
 // Llama-3-8B's 15 H200 records best with every rate held at Gemma-4's (0.010 s at 11 788 launches, least
@@ -262,6 +282,15 @@ std::array<double, kStepTerms> step_efficiencies(const Coefficients& c, const Gp
   return e;
 }
 
+KernelChoice attention_kernels(const std::string& family, const std::string& arch) {
+  if (family == "flash2") return {"flash2", "mma"};
+  if (family == "cudnn") {
+    const ArchSpec* a = find_arch(known_archs(), arch);
+    return {"cudnn", a ? a->native_path : ""};
+  }
+  throw InputError("attention kernels '" + family + "'. Violated constraint: flash2 or cudnn");
+}
+
 Transfer transfer_coefficients(const Coefficients& c, const TransferAsk& ask, bool allowed) {
   Transfer t;
   t.coefficients = c;
@@ -295,6 +324,18 @@ Transfer transfer_coefficients(const Coefficients& c, const TransferAsk& ask, bo
     t.coefficients.gpu = t.gpu.name;
     // The measured band of the distance between the two GPUs (model/gpu_efficiency.hpp), padded or not.
     t.add_error(HalfWidth{band.half_width, band.half_width});
+  }
+  if (!ask.attention_kernels.empty()) {
+    const ArchSpec* arch = find_arch(known_archs(), t.gpu.arch);
+    const KernelChoice choice = attention_kernels(ask.attention_kernels, t.gpu.arch);
+    if (arch == nullptr || arch->kernel(KernelCategory::attention).family != choice.family) {
+      t.gpu_evidence.push_back(carry_to_attention_kernels(t.coefficients, t.gpu, choice, sizes_for(ask.sizes, c.domain)));
+      t.changes.push_back("attention kernels '" + choice.family + "' (not " + t.gpu.arch + "'s '" +
+                          (arch ? arch->kernel(KernelCategory::attention).family : std::string("?")) +
+                          "': by the two families' public efficiencies, docs/gpus.md)");
+      t.provenance.push_back(Provenance::transferred_gpu);
+      t.add_error(HalfWidth{shipped_band(Distance::another_arch).half_width, shipped_band(Distance::another_arch).half_width});
+    }
   }
   if (!ask.tier.empty() && canonical_tier(ask.tier) != canonical_tier(c.tier)) {
     t.changes.push_back("tier '" + c.tier + "' -> '" + ask.tier + "' (each layer re-planned, rates kept)");

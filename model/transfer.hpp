@@ -47,7 +47,15 @@ struct TransferAsk {
   double source_launches = 0;
   double target_launches = 0;
   TransferSizes sizes{};
+  // The attention kernels the stack runs when they are not its arch's (scenarios/gpus.yaml archs): "flash2" for
+  // FlashAttention 2 (transformers' flash_attention_2, the flash-attn package; mma.sync code on every arch) or
+  // "cudnn"; empty: the arch's. Carried by the public curves of the two families on the GPU predicted.
+  std::string attention_kernels;
 };
+
+// The attention kernel families a stack may name (TransferAsk::attention_kernels) and the path each issues on
+// `arch` (flash2: mma everywhere; cudnn: the arch's native path). Throws InputError for another name.
+KernelChoice attention_kernels(const std::string& family, const std::string& arch);
 
 struct Transfer {
   Coefficients coefficients;            // what to predict with: the GPU's peaks applied, model/gpu/tier as asked

@@ -220,6 +220,7 @@ Predictor assemble(const PredictorAsk& ask, const Question& q, Built asked, Sour
   if (named_other) from = build_source(q.c.model);
   const bool model_asked = named_other && !same_model(asked, from);
   model::TransferAsk tk{model_asked ? asked.shape.name : "", q.gpu, q.tier};
+  tk.attention_kernels = ask.attention_kernels;
   const std::string tier = q.tier.empty() ? q.c.tier : q.tier;
   if (model_asked && from) {
     tk.source_launches = launches_of(from->shape, from->modules, q.c.tier, {q.c.lora_rank, {}});

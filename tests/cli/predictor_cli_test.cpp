@@ -123,6 +123,11 @@ TEST_CASE("predict, drift and plan answer a model with no coefficients given, an
   CHECK_THAT(open["predictor"].get<std::string>(), Contains("(x1.500") && Contains("no gradient checkpointing"));
   CHECK(open["predicted_step_s"].get<double>() < trained["predicted_step_s"].get<double>());
   CHECK(open["predicted_peak_gib"].get<double>() > trained["predicted_peak_gib"].get<double>());
+  // --attention-kernels: the stack's own attention family (docs/gpus.md); another name is exit 2.
+  const auto fa2 = json_of("predict --model qwen2.5-7b --rows 8192 --attention-kernels flash2");
+  CHECK_THAT(fa2["predictor"].get<std::string>(), Contains("attention kernels 'flash2'"));
+  CHECK(fa2["predicted_step_s"].get<double>() > json_of("predict --model qwen2.5-7b --rows 8192")["predicted_step_s"].get<double>());
+  CHECK(run_cli("predict --model qwen2.5-7b --rows 8192 --attention-kernels flash9").exit_code == 2);
   // --full --autocast --dtype float32: fp32 master weights (twice the trained state) under bf16 compute.
   const auto master = json_of("predict --model qwen2.5-7b --rows 4096,4096 --full --autocast --dtype float32");
   CHECK(master["predicted_peak_gib"].get<double>() > trained["predicted_peak_gib"].get<double>() + 40);

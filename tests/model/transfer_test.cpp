@@ -304,3 +304,33 @@ TEST_CASE("an unknown domain makes no claim either way", "[transfer]") {
   model::ShapeDomain d{true, 1, 8, 1024, 16384, 1024, 16384};
   CHECK(model::domain_text(d) == "domain: rows 1-8, width 1024-16384, tokens 1024-16384 (the step fit's records)");
 }
+
+TEST_CASE("a stack's own attention kernels: FlashAttention 2 on Hopper by the two families' public rates", "[transfer]") {
+  const auto c = h200_like();
+  const auto& m = model::shipped_efficiency();
+  const auto h100 = model::gpu_info("NVIDIA H100 80GB HBM3"), h200 = model::gpu_info("NVIDIA H200");
+  model::TransferAsk ask{"", "NVIDIA H100 80GB HBM3", ""};
+  const auto plain = model::transfer_coefficients(c, ask, true);
+  ask.attention_kernels = "flash2";
+  const auto flash = model::transfer_coefficients(c, ask, true);
+  const double ratio = m.achieved(h100, model::KernelCategory::attention, 4096).rate /
+                       m.achieved(h100, model::KernelCategory::attention, {"flash2", "mma"}, 4096).rate;
+  CHECK(ratio > 1.5);  // the public FA2 H100 points run at about half cuDNN's
+  CHECK(flash.coefficients.step[model::kAttention].value ==
+        Approx(plain.coefficients.step[model::kAttention].value * ratio));
+  CHECK(flash.coefficients.step[model::kGemm].value == Approx(plain.coefficients.step[model::kGemm].value));
+  CHECK_THAT(flash.summary(), Contains("attention kernels 'flash2' (not sm90's 'cudnn'"));
+  CHECK(flash.transfer_half_width.unpadded > plain.transfer_half_width.unpadded);
+  // On the calibrated GPU itself, too; an arch whose own family it is changes nothing.
+  model::TransferAsk same{"", "", ""};
+  same.attention_kernels = "flash2";
+  const double own = m.achieved(h200, model::KernelCategory::attention, 4096).rate /
+                     m.achieved(h200, model::KernelCategory::attention, {"flash2", "mma"}, 4096).rate;
+  CHECK(model::transfer_coefficients(c, same, true).coefficients.step[model::kAttention].value == Approx(0.0083 * own));
+  model::TransferAsk a100{"", "NVIDIA A100-SXM4-80GB", ""};
+  const double on_a100 = model::transfer_coefficients(c, a100, true).coefficients.step[model::kAttention].value;
+  a100.attention_kernels = "flash2";
+  CHECK(model::transfer_coefficients(c, a100, true).coefficients.step[model::kAttention].value == Approx(on_a100));
+  a100.attention_kernels = "flash9";
+  CHECK_THROWS_AS(model::transfer_coefficients(c, a100, true), InputError);
+}
