@@ -80,6 +80,8 @@ def predict_plan(c, stepcast, commit, dirty):
     flags = ["--gpus", str(q["gpus"]), "--strategy", q["strategy"], "--transfer", "--no-sweep"]
     if fp32:
         flags += ["--dtype", "float32"]
+    if c.get("attention_kernels"):  # the stack's own attention kernels (stepcast --attention-kernels)
+        flags += ["--attention-kernels", c["attention_kernels"]]
     cmd = ["stepcast", "plan", "SCENARIO"] + flags + ["--format", "json"]
     out = subprocess.run([stepcast, "plan", f.name] + flags + ["--format", "json"], capture_output=True, text=True)
     os.unlink(f.name)
