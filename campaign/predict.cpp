@@ -382,6 +382,7 @@ ItemPredictor item_predictor(const io::Campaign& c, const io::CampaignItem& item
   ask.lora_dropout = item.lora.dropout;
   ask.lora_autocast = item.lora.autocast;
   ask.full = item.lora.full;
+  ask.checkpointing = item.gradient_checkpointing != "off";  // both reentrant kinds recompute every layer
   ask.dtype = item.dtype;  // the executor loads the weights in it, whatever the config says
   ItemPredictor p{predict::choose_predictor(ask), "", nullptr};
   // The description names the file as the campaign does (relative to the root), so that a prediction line reads the
