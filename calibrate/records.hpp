@@ -69,13 +69,21 @@ inline model::MicroBatch to_batch(const Record& r) {
 
 // The adapters a record's features are priced with: its own `lora`, else `default_rank` on the family's default
 // targets. lora_key names one choice, so that records training the same adapters share their features.
+// A record of a step without gradient checkpointing says so (tools/device/hf_campaign.py: "gradient_checkpointing":
+// "off"); absent, the layer recomputed, as every record before that key did.
+inline bool record_checkpointing(const Record& r) {
+  const auto it = r.extra.find("gradient_checkpointing");
+  return it == r.extra.end() || !it->is_string() || it->get<std::string>() != "off";
+}
 inline model::LoraChoice lora_choice(const Record& r, int64_t default_rank) {
-  if (!r.lora) return {default_rank, {}};
-  return {r.lora->rank, r.lora->targets, r.lora->dropout, r.lora->autocast, r.lora->full};
+  model::LoraChoice l{default_rank, {}};
+  if (r.lora) l = {r.lora->rank, r.lora->targets, r.lora->dropout, r.lora->autocast, r.lora->full};
+  l.checkpointing = record_checkpointing(r);
+  return l;
 }
 inline std::string lora_key(const model::LoraChoice& lora) {
   std::string key = std::to_string(lora.rank) + "," + std::to_string(lora.dropout) + (lora.autocast ? ",autocast" : "") +
-                    (lora.full ? ",full" : "");
+                    (lora.full ? ",full" : "") + (lora.checkpointing ? "" : ",no-ckpt");
   for (const auto& t : lora.targets) key += "," + t;
   return key;
 }

@@ -100,6 +100,7 @@ predict::PredictorAsk records_ask(const std::vector<calibrate::Record>& records,
 }
 
 void set_lora_of(predict::PredictorAsk& ask, const calibrate::Record& r) {
+  ask.checkpointing = calibrate::record_checkpointing(r);
   if (!r.lora) return;
   ask.lora_rank = r.lora->rank;
   ask.lora_targets = r.lora->targets;

@@ -197,3 +197,18 @@ TEST_CASE("a LoRA target the model lacks is refused at its record's file:line:co
   }
   CHECK_NOTHROW(stepcast::calibrate::check_lora_targets({records[0]}, names, "llama-3-8b"));
 }
+
+TEST_CASE("a record without gradient checkpointing is priced as one: its own key, its own features", "[records]") {
+  TempFile f(std::string(kGood) + "\n" +
+                 R"({"model":"m","gpu":"g","tier":"t","rows":[4],"width":8,"step_s":0.1,"gradient_checkpointing":"off"})" + "\n" +
+                 R"({"model":"m","gpu":"g","tier":"t","rows":[4],"width":8,"step_s":0.1,"gradient_checkpointing":"reentrant"})" + "\n",
+             ".jsonl");
+  const auto records = read_records(f.path());
+  REQUIRE(records.size() == 3);
+  using stepcast::calibrate::lora_choice;
+  using stepcast::calibrate::lora_key;
+  CHECK(lora_choice(records[0], 16).checkpointing);  // no key: the layer recomputed, as every older record
+  CHECK_FALSE(lora_choice(records[1], 16).checkpointing);
+  CHECK(lora_choice(records[2], 16).checkpointing);
+  CHECK(lora_key(lora_choice(records[1], 16)) != lora_key(lora_choice(records[2], 16)));
+}
