@@ -194,10 +194,19 @@ def check(args):
     for label, sel in (("pre-registered", [r for r in rows if not r[8]]),
                        ("post hoc", [r for r in rows if r[8]])):
         if sel:
-            mape = sum(abs(r[6]) for r in sel) / len(sel)
-            inside = sum(1 for r in sel if r[7])
-            print(f"{label}: {len(sel)} rows, MAPE {100 * mape:.1f} %, max {100 * max(abs(r[6]) for r in sel):.1f} %,"
-                  f" {inside} of {len(sel)} inside the 90 % interval")
+            summary(label, sel)
+            gpus = sorted({r[1] for r in sel})
+            if len(gpus) > 1:  # the goal is per GPU
+                for g in gpus:
+                    summary(f"  {label}, {g}", [r for r in sel if r[1] == g])
+
+
+def summary(label, sel):
+    mape = sum(abs(r[6]) for r in sel) / len(sel)
+    bias = sum(r[6] for r in sel) / len(sel)
+    inside = sum(1 for r in sel if r[7])
+    print(f"{label}: {len(sel)} rows, MAPE {100 * mape:.1f} %, bias {100 * bias:+.1f} %, "
+          f"max {100 * max(abs(r[6]) for r in sel):.1f} %, {inside} of {len(sel)} inside the 90 % interval")
 
 
 def main():
