@@ -159,6 +159,8 @@ double recompute_free_share(double backward_per_forward) {
 
 bool step_recomputes(const TierRules& tier, const LoraChoice& lora) { return recomputes(tier) && lora.checkpointing; }
 
+bool drops_recompute(const TierRules& tier, bool checkpointing) { return recomputes(tier) && !checkpointing; }
+
 double adamw_bytes_per_param(int64_t param_bytes) {
   constexpr double kAdamwElementPasses = 20;  // the foreach AdamW passes listed in model/features.hpp
   constexpr double kClipElementPasses = 3;    // clip_grad_norm_: the norm's read, the scale's read and write
@@ -252,7 +254,7 @@ FeatureMaker::FeatureMaker(const ModelShape& shape, const ModuleTable& modules, 
   attention_passes_ = 3.5 + recompute;
   attention_forward_passes_ = 1.0 + recompute;
   stream_passes_ = 2.0 + recompute;
-  if (recomputes(tier) && !lora_choice.checkpointing) drop_recompute();
+  if (drops_recompute(tier, lora_choice.checkpointing)) drop_recompute();
   if (full_) {
     // Every base weight trains: its weight-gradient GEMM on top of the frozen passes (weight_gradient_factor). The
     // experts' and the router's too; the streamed expert weights are read no more often.
@@ -299,7 +301,7 @@ void FeatureMaker::set_memory_rates(const ModelShape& shape, const ModuleTable& 
   setup.lora_autocast = lora.autocast;
   // Activations in the weights' dtype; under autocast in bf16 (fp32 master weights of a full fine-tune included).
   setup.activation_bytes = lora.autocast ? 2 : dtype_bytes(shape.dtype);
-  setup.recompute = lora.checkpointing || !recomputes(tier);
+  setup.recompute = !drops_recompute(tier, lora.checkpointing);
   const ArchitectureMemoryRates rates = architecture_rates(shape, modules, setup);
   weights_gib_ = rates.weight_bytes / kGiB;
   lora_gib_ = rates.trainable_bytes / kGiB;

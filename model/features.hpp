@@ -385,6 +385,8 @@ inline constexpr double kElementwiseBackwardPerForward = 1.5;  // reads the save
 double recompute_free_share(double backward_per_forward);
 // Whether a step recomputes: the tier's rule (model::recomputes), unless the choice turns checkpointing off.
 bool step_recomputes(const TierRules& tier, const LoraChoice& lora);
+// Whether `checkpointing` false takes out a recompute the tier's rates were fitted with (recompute_free_share).
+bool drops_recompute(const TierRules& tier, bool checkpointing);
 
 // A trained weight adds its weight-gradient GEMM to the frozen weight's forward, recompute and input-gradient
 // GEMMs: (3 + recompute) real passes against (2 + recompute). The dense and expert rates were fitted on frozen

@@ -65,7 +65,7 @@ LaunchModel::LaunchModel(const ModelShape& shape, const ModuleTable& modules, co
     for (const Module& m : modules)
       if (m.kind == ModuleKind::linear) fixed_ += static_cast<double>(m.copies) * kFullLaunchesPerLinear;
   per_hit_pairs_ = n[kLaunchExpertHit] * kLaunchTable[kLaunchExpertHit].per_unit;
-  if (!checkpointing && recomputes(tier)) {
+  if (drops_recompute(tier, checkpointing)) {
     const double share = recompute_free_share(kElementwiseBackwardPerForward);
     fixed_ *= share;
     per_hit_pairs_ *= share;

@@ -121,8 +121,7 @@ CommCost micro_batch_comm(const ParallelConfig& config, const ParallelWorkload& 
   if (config.ranks <= 1) return cost;
   if (config.strategy == ParallelStrategy::fsdp) {
     const int64_t layers = std::max<int64_t>(1, w.layers);
-    const double gathered = w.gathered_weight_bytes > 0 ? w.gathered_weight_bytes : w.weight_bytes;
-    const double layer_bytes = gathered / static_cast<double>(layers);
+    const double layer_bytes = w.gathered_bytes() / static_cast<double>(layers);
     const double gather = collective_s(Collective::all_gather, layer_bytes, config.ranks, link) +
                           assembly_s(layer_bytes, link);
     cost += gathered_pass(gather, layers, compute.forward_s, config.overlap_slowdown);
@@ -182,7 +181,8 @@ ParallelWorkload lora_workload(const ModelShape& shape, const ModuleTable& modul
 
 ParallelWorkload full_workload(const ModelShape& shape, const ModuleTable& modules, bool recompute, bool autocast) {
   ParallelWorkload w = lora_workload(shape, modules, LoraPlan{}, recompute);
-  if (autocast) w.gathered_weight_bytes = static_cast<double>(count_params(shape, modules).total) * 2.0;
+  if (autocast)  // bf16 copies of the weights: 2 bytes a parameter
+    w.gathered_weight_bytes = w.weight_bytes * 2.0 / static_cast<double>(dtype_bytes(shape.dtype));
   w.trainable_bytes = w.weight_bytes;
   w.trains_weights = true;
   w.gradient_bytes = w.weight_bytes;
@@ -209,8 +209,7 @@ RankMemory rank_memory(const ParallelConfig& config, const ParallelWorkload& w, 
       const double params = w.weight_bytes + (w.trains_weights ? 0.0 : w.trainable_bytes);
       m.saved_bytes = sharded_away(params + w.gradient_bytes + w.optimizer_state_bytes, n);
       // The layer running and the one prefetched are whole (freed before the optimizer step).
-      const double gathered = w.gathered_weight_bytes > 0 ? w.gathered_weight_bytes : w.weight_bytes;
-      m.added_bytes = 2.0 * gathered / static_cast<double>(std::max<int64_t>(1, w.layers));
+      m.added_bytes = 2.0 * w.gathered_bytes() / static_cast<double>(std::max<int64_t>(1, w.layers));
       m.optimizer_shard_share = 1.0 / static_cast<double>(n);
       break;
     }

@@ -87,6 +87,7 @@ struct ParallelWorkload {
   // autocast) gathers bf16 copies, as FSDP's MixedPrecision(param_dtype=bf16) in Composer's and accelerate's
   // bf16 recipes does; 0: weight_bytes.
   double gathered_weight_bytes = 0;
+  double gathered_bytes() const { return gathered_weight_bytes > 0 ? gathered_weight_bytes : weight_bytes; }
   double gradient_bytes = 0;        // their gradients (what DDP all-reduces, FSDP reduce-scatters)
   double optimizer_state_bytes = 0; // AdamW's states (and master weights) of the trainable parameters
   int64_t layers = 1;               // decoder layers (FSDP wraps and gathers one at a time)

@@ -75,7 +75,10 @@ struct RunMemory {
   }
   // The optimizer step's allocated peak: every state, AdamW's included (created by the first step), and its
   // temporaries.
-  double optimizer_step_gib() const { return state_gib(true) + optimizer_transient_gib; }
+  // `transient_share`: the share of the temporaries a rank allocates (a sharded optimizer: model/parallel.hpp).
+  double optimizer_step_gib(double transient_share = 1.0) const {
+    return state_gib(true) + transient_share * optimizer_transient_gib;
+  }
 };
 
 }  // namespace stepcast::model

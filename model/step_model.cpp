@@ -74,8 +74,6 @@ double StepModel::first_seen_s(const MicroBatch& batch) const {
 double StepModel::run_start_s() const { return run_[kRunStart]; }
 double StepModel::optimizer_step_s() const { return run_[kOptimizerStep] + full_update_s(); }
 
-
-
 double StepModel::peak_of(const MemoryFeatures& y) const {
   double peak = y.base_gib;
   for (int i = 0; i < kMemoryTerms; ++i) peak += m_[i] * y.y[i];

@@ -334,7 +334,8 @@ Transfer transfer_coefficients(const Coefficients& c, const TransferAsk& ask, bo
                           (arch ? arch->kernel(KernelCategory::attention).family : std::string("?")) +
                           "': by the two families' public efficiencies, docs/gpus.md)");
       t.provenance.push_back(Provenance::transferred_gpu);
-      t.add_error(HalfWidth{shipped_band(Distance::another_arch).half_width, shipped_band(Distance::another_arch).half_width});
+      const double band = shipped_band(Distance::another_arch).half_width;  // a kernel family the rates never ran
+      t.add_error(HalfWidth{band, band});
     }
   }
   if (!ask.tier.empty() && canonical_tier(ask.tier) != canonical_tier(c.tier)) {

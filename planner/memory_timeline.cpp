@@ -90,7 +90,7 @@ double MemoryTimeline::optimizer_step(double extra_gib, double transient_share) 
   c.micro_batch = index_ - 1;
   c.extra_gib = extra_gib;
   c.transient_share = transient_share;
-  c.allocated_gib = run_.state_gib(true) + transient_share * run_.optimizer_transient_gib + extra_gib;
+  c.allocated_gib = run_.optimizer_step_gib(transient_share) + extra_gib;
   consider(c, first_pass_);
   reserve(run_.state_gib(true) + extra_gib, transient_share * run_.optimizer_transient_gib);
   ++steps_;

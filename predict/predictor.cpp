@@ -123,7 +123,7 @@ std::string training_text(const Predictor& p) {
   if (p.lora.full)
     s += "; full fine-tuning: every weight's gradient GEMM (x" + number(model::weight_gradient_factor(tier, p.lora), 3) +
          " the frozen GEMMs) and AdamW over every parameter (docs/method.md, \"Full fine-tuning\")";
-  if (!p.lora.checkpointing && model::recomputes(tier))
+  if (model::drops_recompute(tier, p.lora.checkpointing))
     s += "; no gradient checkpointing: the rates' second forward taken out, every layer's activations kept "
          "(docs/method.md, \"Checkpointing off\")";
   return s;

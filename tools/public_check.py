@@ -99,8 +99,7 @@ def predict_plan(c, stepcast, commit, dirty):
             "note": c.get("note", ""), "predicted_step_s": step, "step_interval_s": [lo, hi],
             "predicted_peak_gib_per_rank": b["peak_gib_per_rank"], "memory_verdict": b["memory_verdict"],
             "predicted_value": tokens / step, "value_interval": [tokens / hi, tokens / lo], "unit": c["unit"],
-            "breakdown_s": b["breakdown_s"], "predictor": p["predictor"] if isinstance(p["predictor"], str)
-            else json.dumps(p["predictor"])[:400], "transfer": p.get("transfer", ""),
+            "breakdown_s": b["breakdown_s"], "predictor": p["predictor"], "transfer": p.get("transfer", ""),
             "command": shlex.join(cmd) + "  (SCENARIO: " + " ".join(text.split()) + ")",
             "stepcast_commit": p.get("commit", "") or commit, "tree_commit": commit + (" (modified)" if dirty else "")}
 
