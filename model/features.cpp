@@ -311,11 +311,15 @@ void FeatureMaker::set_memory_rates(const ModelShape& shape, const ModuleTable& 
   const bool layer_peak = rates.working_set_bytes_per_token > rates.logits_bytes_per_token;
   probe_trainable_gib_ = trainable_.params + (layer_peak ? trainable_.gradients : 0.0);
   mask_bytes_ = rates.mask_bytes;
-  if (tier.stack == Stack::hf_peft && layer_peak)
-    for (const LayerType& t : types_)
-      expanded_kv_bytes_per_token_ = std::max(
-          expanded_kv_bytes_per_token_, static_cast<double>(setup.activation_bytes * (t.spec.num_heads - t.spec.num_kv_heads) *
-                                                            (t.spec.head_dim + t.spec.value_dim())));
+  // repeat_kv's copies of k and v beside the kv heads' (where the path expands): in the recomputed layer at the
+  // peak, or without recompute saved by every layer's SDPA.
+  if (tier.stack == Stack::hf_peft && (layer_peak || !setup.recompute))
+    for (const LayerType& t : types_) {
+      const double bytes = static_cast<double>(setup.activation_bytes * (t.spec.num_heads - t.spec.num_kv_heads) *
+                                               (t.spec.head_dim + t.spec.value_dim()));
+      expanded_kv_bytes_per_token_ = setup.recompute ? std::max(expanded_kv_bytes_per_token_, bytes)
+                                                     : expanded_kv_bytes_per_token_ + bytes * static_cast<double>(t.count);
+    }
 }
 
 StepFeatures FeatureMaker::step(const MicroBatch& batch) const {

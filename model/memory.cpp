@@ -160,6 +160,97 @@ double peft_layer_working_set_bytes(const ModelShape& shape, const ModuleTable& 
   return largest;
 }
 
+namespace {
+
+// Which tensor a trained linear's weight gradient reads: q, k, v (or fused qkv, MLA's down projections) share the
+// norm's output, the MLP's gate and up (and the router) share the other norm's, o_proj and down_proj read their own.
+std::string input_key(const ModelShape& shape, const Module& m) {
+  const ModuleNames& n = shape.family.names;
+  if (m.short_name == n.o_proj || m.short_name == n.down_proj || m.component == Component::experts ||
+      m.in_features != shape.hidden_size)
+    return m.name;
+  const bool ffn = m.component == Component::dense_mlp || m.component == Component::shared_experts ||
+                   m.component == Component::router;
+  return ffn ? "ffn input" : "attention input";
+}
+
+// Bytes per token one layer's trained linears keep: each distinct input once (a routed expert's input and
+// down_proj's once per top-k expert).
+double trained_linear_inputs(const ModelShape& shape, const ModuleTable& modules, int64_t layer, double a) {
+  std::vector<std::string> seen;
+  double bytes = 0;
+  for (const Module& m : modules) {
+    if (m.layer != layer || (m.kind != ModuleKind::linear && m.kind != ModuleKind::experts &&
+                             m.kind != ModuleKind::router))
+      continue;
+    const std::string key = input_key(shape, m);
+    if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
+    seen.push_back(key);
+    const double copies = m.component == Component::experts ? static_cast<double>(shape.moe.top_k) : 1.0;
+    bytes += copies * a * static_cast<double>(m.in_features);
+  }
+  return bytes;
+}
+
+// The fp32 copies transformers' RMSNorm keeps (hidden.to(fp32), saved by pow and mul), per token: the layer's
+// hidden-sized norms, q_norm and k_norm over every head, MLA's latent norms.
+double norm_copies(const ModelShape& shape, int64_t layer) {
+  const AttentionSpec& s = shape.layers[static_cast<size_t>(layer)];
+  double elements = norm_elements(shape, layer);
+  if (s.qk_norm || shape.family.qk_norm_whole)
+    elements += static_cast<double>((s.num_heads + s.num_kv_heads) * s.head_dim);
+  if (s.mla()) elements += static_cast<double>(s.q_lora_rank + s.kv_lora_rank);
+  return 4.0 * elements;
+}
+
+// What the fused SDPA kernel keeps (q, k, v as it receives them, its output, the fp32 log-sum-exp per head) and
+// what the MLP's activation keeps: the gate's output (the activation's input), the activation's output and up's
+// output (their product's inputs); an ungated MLP the activation's input. Per top-k expert the same, and the
+// expert output the routing weight multiplies; the router's fp32 softmax.
+double core_saved(const ModelShape& shape, int64_t layer, double a) {
+  const AttentionSpec& s = shape.layers[static_cast<size_t>(layer)];
+  double bytes = a * static_cast<double>(s.num_heads * s.head_dim + s.num_kv_heads * (s.head_dim + s.value_dim()) +
+                                         s.num_heads * s.value_dim()) +
+                 4.0 * static_cast<double>(s.num_heads);
+  const double per_width = gated_mlp(shape) ? 3.0 * a : a;
+  if (shape.has_dense_mlp(layer)) bytes += per_width * static_cast<double>(shape.intermediate_size);
+  if (shape.has_experts(layer)) {
+    const double k = static_cast<double>(shape.moe.top_k);
+    bytes += k * (per_width * static_cast<double>(shape.moe.intermediate_size) + a * static_cast<double>(shape.hidden_size));
+    bytes += per_width * static_cast<double>(shape.moe.shared_intermediate_size) + 4.0 * static_cast<double>(shape.moe.num_experts);
+  }
+  return bytes;
+}
+
+}  // namespace
+
+// Read from the sources (docs/method.md, "Checkpointing off"): without recompute each layer keeps what autograd saved
+// in its forward. PyTorch saves a matmul's input only when its weight needs a gradient, so a frozen linear keeps
+// nothing; peft's adapter keeps dropout's fp32 output and mask (or the fp32 cast), lora_B its rank-wide input; the
+// residual stream's bf16 tensors are read by the next norm's cast and the residual add, which save nothing.
+double peft_saved_bytes_per_token(const ModelShape& shape, const ModuleTable& modules, const SavedSetup& s) {
+  const double a = static_cast<double>(s.activation_bytes);
+  const double h = static_cast<double>(shape.hidden_size);
+  const double per_input = s.autocast ? (s.lora_dropout > 0 ? 3.0 : 2.0) : (s.lora_dropout > 0 ? 5.0 : 4.0);
+  const double per_rank = s.autocast ? 2.0 : 4.0;
+  std::vector<double> layers(static_cast<size_t>(shape.num_layers()), 0.0);
+  if (!s.full)
+    for (const Module& m : modules) {
+      if (m.kind != ModuleKind::linear || m.layer < 0 || m.layer >= shape.num_layers()) continue;
+      if (std::find(s.lora_targets.begin(), s.lora_targets.end(), m.short_name) == s.lora_targets.end()) continue;
+      layers[static_cast<size_t>(m.layer)] +=
+          per_input * static_cast<double>(m.in_features) + per_rank * static_cast<double>(s.lora_rank);
+    }
+  double total = 4.0 * h + (s.full ? a * h : 0.0);  // the final norm's fp32 copy; a trained head's input
+  for (int64_t layer = 0; layer < shape.num_layers(); ++layer) {
+    double bytes = layers[static_cast<size_t>(layer)] + norm_copies(shape, layer) + core_saved(shape, layer, a);
+    if (s.full)  // trained norm weights keep their bf16 input, trained linears theirs
+      bytes += a * norm_elements(shape, layer) + trained_linear_inputs(shape, modules, layer, a);
+    total += bytes;
+  }
+  return total;
+}
+
 double ArchitectureMemoryRates::step_bytes_per_token() const {
   return saved_bytes_per_token + std::max(logits_bytes_per_token, working_set_bytes_per_token);
 }
@@ -204,8 +295,13 @@ ArchitectureMemoryRates architecture_rates(const ModelShape& shape, const Module
                                                                                    : setup.lora_targets,
                                                         setup.lora_dropout, setup.activation_bytes, setup.lora_autocast);
   r.mask_bytes = c.mask_bytes;
-  if (!setup.recompute)  // every layer's working set stays alive until its backward (an estimate from the rule above)
+  if (!setup.recompute && setup.peft_layers) {  // what autograd saved in every layer, instead of checkpoint inputs
+    SavedSetup saved{setup.lora_targets.empty() ? default_lora_targets(modules) : setup.lora_targets,
+                     r.full ? 0 : setup.lora_rank, setup.lora_dropout, setup.activation_bytes, setup.lora_autocast, r.full};
+    r.saved_bytes_per_token = peft_saved_bytes_per_token(shape, modules, saved);
+  } else if (!setup.recompute) {  // the harness: every layer's working set stays alive until its backward
     r.saved_bytes_per_token += static_cast<double>(shape.num_layers()) * r.working_set_bytes_per_token;
+  }
   return r;
 }
 

@@ -44,8 +44,8 @@ struct TrainingSetup {
   bool peft_layers = false;
   double lora_dropout = 0.05;             // peft's lora_dropout: > 0 saves a mask and an fp32 copy per adapter
   bool lora_autocast = false;             // the step under torch.autocast(bf16): adapters save bf16 inputs
-  // Gradient checkpointing. false: every layer keeps what its recompute would rebuild (its working set) from the
-  // forward to its backward, besides its input (docs/method.md, "Checkpointing off").
+  // Gradient checkpointing. false: every layer keeps what autograd saved in its forward until its backward
+  // (transformers + peft: peft_saved_bytes_per_token; the harness: its working set), docs/method.md, "Checkpointing off".
   bool recompute = true;
 };
 
@@ -83,7 +83,7 @@ struct ArchitectureMemoryRates {
   double optimizer_state_bytes = 0;  //           AdamW's two moments
   double trained_fp32_bytes = 0;     // the trained parameters at 4 bytes each
   bool full = false;
-  double saved_bytes_per_token = 0;  // every layer's saved input
+  double saved_bytes_per_token = 0;  // every layer's saved input (without recompute: all it saved)
   double logits_bytes_per_token = 0;
   double working_set_bytes_per_token = 0;
   double mask_bytes = 0;             // per element of each explicit R x W x W mask
@@ -109,6 +109,19 @@ MemoryTable architecture_memory(const ModelShape& shape, const TrainingSetup& se
 // optimizer step); under full fine-tuning, gradients and states shaped like the weights. For the allocator's
 // footprint (model/allocator.hpp).
 std::vector<int64_t> persistent_tensor_bytes(const ModelShape& shape, const TrainingSetup& setup);
+
+// What a layer keeps when it is not recomputed: the adapters' choice, the activations' dtype, whether all trains.
+struct SavedSetup {
+  std::vector<std::string> lora_targets;
+  int64_t lora_rank = 16;
+  double lora_dropout = 0.05;
+  int64_t activation_bytes = 2;
+  bool autocast = false;
+  bool full = false;
+};
+// Bytes per token that autograd keeps from the forward to the backward of every decoder layer (summed) and the
+// final norm, as transformers + peft run a step without gradient checkpointing.
+double peft_saved_bytes_per_token(const ModelShape& shape, const ModuleTable& modules, const SavedSetup& setup);
 
 // Bytes per token of one decoder layer's recompute working set (the largest layer of the shape).
 double layer_working_set_bytes(const ModelShape& shape, int64_t activation_bytes);
