@@ -20,7 +20,7 @@ struct TransferOptions {
   std::string stack;  // empty: the default predictor's transformers-peft, or a fitted file's own host side
   bool transfer = false;
   std::string dtype{};  // the weights' dtype as loaded for training; empty: the config's (or the records', the scenario's)
-  std::string attention_kernels;  // --attention-kernels: the stack's attention kernel family (model::TransferAsk)
+  std::string attention_kernels{};  // --attention-kernels: the stack's attention kernel family (model::TransferAsk)
 };
 
 void add_transfer_options(CLI::App* cmd, TransferOptions& o);

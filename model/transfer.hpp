@@ -50,7 +50,7 @@ struct TransferAsk {
   // The attention kernels the stack runs when they are not its arch's (scenarios/gpus.yaml archs): "flash2" for
   // FlashAttention 2 (transformers' flash_attention_2, the flash-attn package; mma.sync code on every arch) or
   // "cudnn"; empty: the arch's. Carried by the public curves of the two families on the GPU predicted.
-  std::string attention_kernels;
+  std::string attention_kernels{};
 };
 
 // The attention kernel families a stack may name (TransferAsk::attention_kernels) and the path each issues on
