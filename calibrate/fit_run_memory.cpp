@@ -3,7 +3,7 @@
 // (calibrate/run_records.hpp), and the 90 % interval on a run's allocated peak from held-out runs
 // (docs/method.md, "Memory of a run" and "An interval on the peak"):
 //   optimizer_transient_scale        median over optimizer steps of (optimizer_peak_gib - the state alive then)
-//                                    per GiB of the trained parameters in fp32
+//                                    per GiB of that step's trained parameters (their gradients' GiB)
 //   context_gib                      median over runs of the largest device_used_gib - peak_reserved_gib of a
 //                                    micro-batch before any allocator retry (the context grows as kernels load)
 //   fragmentation_share (and the expandable one, by memory_start.allocator)
@@ -43,19 +43,20 @@ Term median_term(const std::vector<double>& samples, double scale, const std::st
 
 // --- optimizer step ----------------------------------------------------------------------------------------------
 
+// Each step's excess is divided by its own model's trained fp32 GiB before the median: pooled runs of models whose
+// adapters differ tenfold share one scale only per GiB trained.
 Term fit_optimizer_transient(const RecordFeatures& maker, const std::vector<RecordedRun>& runs, double fixed_gib) {
-  std::vector<double> excess;
-  double fp32 = 0;
+  std::vector<double> excess_per_gib;
   for (const RecordedRun& run : runs)
     for (const RunStep& step : run.steps) {
       if (!step.memory || !step.memory->optimizer_peak_gib) continue;
       const model::FeatureMaker& f = maker.of(step.record);
       const model::TrainableGib& t = f.trainable();
-      if (t.fp32 <= 0) continue;
-      fp32 = t.fp32;
-      excess.push_back(*step.memory->optimizer_peak_gib - (f.weights_gib() + t.total() + fixed_gib));
+      if (t.gradients <= 0) continue;
+      excess_per_gib.push_back((*step.memory->optimizer_peak_gib - (f.weights_gib() + t.total() + fixed_gib)) /
+                               t.gradients);
     }
-  return median_term(excess, fp32 > 0 ? fp32 : 1.0, "optimizer steps' peaks over the state alive then");
+  return median_term(excess_per_gib, 1.0, "optimizer steps' peaks over the state alive then, per GiB trained");
 }
 
 // --- CUDA context --------------------------------------------------------------------------------------------------

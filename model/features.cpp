@@ -305,8 +305,7 @@ void FeatureMaker::set_memory_rates(const ModelShape& shape, const ModuleTable& 
   const ArchitectureMemoryRates rates = architecture_rates(shape, modules, setup);
   weights_gib_ = rates.weight_bytes / kGiB;
   lora_gib_ = rates.trainable_bytes / kGiB;
-  trainable_ = {rates.trainable_param_bytes / kGiB, rates.gradient_bytes / kGiB, rates.optimizer_state_bytes / kGiB,
-                rates.trained_fp32_bytes / kGiB};
+  trainable_ = {rates.trainable_param_bytes / kGiB, rates.gradient_bytes / kGiB, rates.optimizer_state_bytes / kGiB};
   activation_bytes_per_token_ = rates.step_bytes_per_token();
   const bool layer_peak = rates.working_set_bytes_per_token > rates.logits_bytes_per_token;
   probe_trainable_gib_ = trainable_.params + (layer_peak ? trainable_.gradients : 0.0);

@@ -66,8 +66,8 @@
 // only after the first optimizer step) and two more linear terms: y_run_token = R*W KiB on every micro-batch of
 // a run, y_first_seen_token = R*W KiB on one whose shape is new to the process (what a run holds that a
 // repeated probe step does not; docs/method.md, "Memory of a run"). The rest of the memory table prices other
-// peaks than a micro-batch's allocated one: the optimizer step's temporaries (y = the trained parameters' fp32
-// GiB), the reserved memory's fragmentation share under each allocator, and the CUDA context (1 GiB).
+// peaks than a micro-batch's allocated one: the optimizer step's temporaries (y = the trained parameters' GiB in
+// their own dtype, the gradients'), the reserved memory's fragmentation share under each allocator, and the CUDA context (1 GiB).
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -177,7 +177,7 @@ inline constexpr std::array<TermSpec, kMemoryTerms> kMemoryTermTable{{
      false},
     {"first_seen_token_kib", "KiB/token", "R*W KiB on a run's micro-batch of a shape new to the process",
      TermRole::optional, TermForm::linear, 0.0, false, false},
-    {"optimizer_transient_scale", "1", "GiB of the trained parameters in fp32, at the optimizer step's peak",
+    {"optimizer_transient_scale", "1", "GiB of the trained parameters in their dtype, at the optimizer step's peak",
      TermRole::optional, TermForm::optimizer_peak, 0.0, false, false},
     {"fragmentation_share", "1", "GiB of the largest earlier working set left cached (default allocator)",
      TermRole::optional, TermForm::reserved, 0.0, false, false},
@@ -209,7 +209,6 @@ struct TrainableGib {
   double params = 0;     // 0 under full fine-tuning (the weights are the parameters)
   double gradients = 0;
   double optimizer_states = 0;
-  double fp32 = 0;       // the trained parameters in fp32: the optimizer step's temporaries scale with it
   double total() const { return params + gradients + optimizer_states; }
 };
 

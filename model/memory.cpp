@@ -269,7 +269,6 @@ ArchitectureMemoryRates architecture_rates(const ModelShape& shape, const Module
     // Gradients and AdamW's two moments in the weights' dtype (torch.optim.AdamW keeps them like the parameter).
     r.gradient_bytes = r.weight_bytes;
     r.optimizer_state_bytes = 2.0 * r.weight_bytes;
-    r.trained_fp32_bytes = 4.0 * static_cast<double>(count_params(shape).total);
   } else {
     const auto targets = setup.lora_targets.empty() ? default_lora_targets(modules) : setup.lora_targets;
     // fp32 adapters: the parameter, its gradient and AdamW's two moments, 4 bytes each.
@@ -277,7 +276,6 @@ ArchitectureMemoryRates architecture_rates(const ModelShape& shape, const Module
     r.trainable_param_bytes = 4.0 * params;
     r.gradient_bytes = 4.0 * params;
     r.optimizer_state_bytes = 8.0 * params;
-    r.trained_fp32_bytes = 4.0 * params;
   }
   r.trainable_bytes = r.trainable_param_bytes + r.gradient_bytes + r.optimizer_state_bytes;
   const double act = static_cast<double>(setup.activation_bytes);

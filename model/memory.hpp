@@ -81,7 +81,6 @@ struct ArchitectureMemoryRates {
   double trainable_param_bytes = 0;  // of which: LoRA's fp32 adapters (0 under full fine-tuning)
   double gradient_bytes = 0;         //           one copy of the trained parameters' gradients
   double optimizer_state_bytes = 0;  //           AdamW's two moments
-  double trained_fp32_bytes = 0;     // the trained parameters at 4 bytes each
   bool full = false;
   double saved_bytes_per_token = 0;  // every layer's saved input (without recompute: all it saved)
   double logits_bytes_per_token = 0;

@@ -108,8 +108,11 @@ RunMemory StepModel::run_memory(Allocator allocator) const {
   r.gradients_gib = t.gradients;
   r.optimizer_state_gib = t.optimizer_states;
   r.fixed_gib = m_[kMemFixed];
-  // Temporaries of clip_grad_norm_ and AdamW's foreach update, per byte of the trained parameters in fp32.
-  r.optimizer_transient_gib = m_[kMemOptimizerTransient] * t.fp32;
+  // Temporaries of clip_grad_norm_ and AdamW's foreach update, per byte of the trained parameters in their own
+  // dtype (the gradients' GiB): torch.optim.AdamW's foreach path allocates one list like them (sqrt of exp_avg_sq)
+  // and updates the rest in place (docs/method.md, "Memory of a run"). LoRA's fp32 adapters and a full fine-tune's
+  // bf16 (or fp32 master) weights alike.
+  r.optimizer_transient_gib = m_[kMemOptimizerTransient] * t.gradients;
   r.optimizer_transient_known = selected(kMemOptimizerTransient);
   r.persistent_rounding_gib = persistent_rounding_gib_[static_cast<size_t>(allocator)];
   const MemoryTerm share = allocator == Allocator::caching ? kMemFragmentation : kMemExpandableFragmentation;

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 
 #include "calibrate/fit.hpp"
@@ -27,7 +28,7 @@ namespace {
 
 constexpr double kRunTokenKib = 180;        // what a run's micro-batch holds beyond a probe step, per token
 constexpr double kFirstSeenTokenKib = 90;   // more on a shape new to the process
-constexpr double kOptimizerScale = 1.5;     // clip + AdamW temporaries per GiB of fp32 parameters
+constexpr double kOptimizerScale = 1.5;     // clip + AdamW temporaries per GiB of the trained parameters
 constexpr double kShare = 0.4;              // default allocator: share of the earlier largest working set kept
 constexpr double kExpandableShare = 0.05;
 constexpr double kContextGib = 0.55;
@@ -126,7 +127,7 @@ void add_run(const sm::StepModel& m, const sm::Coefficients& c, sm::Allocator al
     f.first_seen = first;
     elapsed += *r.step_s;
     if ((i + 1) % 4 == 0) {
-      const double optimizer_peak = run.state_gib(true) + kOptimizerScale * m.features().trainable().fp32 + 0.005 * gauss(rng);
+      const double optimizer_peak = run.state_gib(true) + kOptimizerScale * m.features().trainable().gradients + 0.005 * gauss(rng);
       memory["optimizer_peak_gib"] = optimizer_peak;
       memory["optimizer_reserved_gib"] = reserved;
       f.optimizer_s = 0.01;
@@ -184,6 +185,34 @@ TEST_CASE("a run's memory terms come back from simulated recorded runs", "[recov
   CHECK(p.high >= 1.0);
   CHECK(p.high - p.low < 0.002);
   CHECK(p.coverage >= 0.7);
+}
+
+TEST_CASE("pooled runs of two models give the optimizer's scale per GiB each trains, not over one model's",
+          "[recovery][memory][pooled]") {
+  // Llama-3-8B's adapters are almost four times Llama-3.2-1B's: the same scale per GiB makes excesses that differ
+  // as much, and their median over one model's GiB would miss it.
+  std::vector<sc::Record> records;
+  std::map<std::string, sm::ModelShape> shapes;
+  std::mt19937 rng(5);
+  double gib[2] = {0, 0};
+  int n = 0;
+  for (const char* name : {"llama-3-8b", "llama-3.2-1b"}) {
+    const auto shape = stepcast::io::load_model(name);
+    shapes.emplace(name, shape);
+    auto c = truth();
+    c.model = name;
+    const sm::StepModel m(shape, c);
+    gib[n++] = m.features().trainable().gradients;
+    add_probes(m, c, rng, records);
+    for (int id = 0; id < 3; ++id) add_run(m, c, sm::Allocator::caching, id + 10 * n, rng, records);
+  }
+  REQUIRE(gib[0] > 2 * gib[1]);
+  for (size_t i = 0; i < records.size(); ++i) records[i].line = static_cast<int64_t>(i) + 1;
+  const auto report = sc::fit(sc::FitShapes(shapes), records, sc::FitOptions{});
+  const auto& t = report.coefficients.memory[sm::kMemOptimizerTransient];
+  INFO(t.reason);
+  REQUIRE(t.selected);
+  CHECK(t.value == Approx(kOptimizerScale).epsilon(0.05));
 }
 
 TEST_CASE("records that are not runs give no run terms and no interval", "[recovery][memory]") {
