@@ -139,6 +139,12 @@ Family gpt_neox() {
   return f;
 }
 
+// Granite 3.x (transformers' GraniteForCausalLM): Llama's modules and wiring, plus four scalars of the config
+// (embedding_multiplier, residual_multiplier on both residual branches, attention_multiplier as the softmax scale,
+// logits_scaling): elementwise multiplies by a Python float, which save nothing for the backward and add two
+// hidden-wide passes a layer to the memory-bound work (not counted: within that count's error, docs/families.md).
+Family granite() { return llama_like("granite"); }
+
 std::vector<Family> built_in() {
   std::vector<Family> table{gemma4_text(), llama_like("llama"), llama_like("mistral"), llama_like("qwen2"),
                             llama_like("qwen3")};
@@ -149,7 +155,7 @@ std::vector<Family> built_in() {
   table[4].qk_norm = true;                // Qwen3: q_norm, k_norm
   for (Family f : {qwen_moe("qwen2_moe"), qwen_moe("qwen3_moe"), mixtral(), llama4_text(), deepseek("deepseek_v2"),
                    deepseek("deepseek_v3"), gemma("gemma", 1), gemma("gemma2", 2), gemma("gemma3_text", 3), phi3(),
-                   olmo2(), olmoe(), gpt_neox()})
+                   olmo2(), olmoe(), gpt_neox(), granite()})
     table.push_back(f);
   return table;
 }
