@@ -187,6 +187,7 @@ nlohmann::json describe_json(const model::ModelShape& shape, const DescribeOptio
   j["embedding_params"] = params.embedding;
   j["trainable_params"] = lora.params;
   j["parameter_tensors"] = params.tensors;
+  j["quantization"] = shape.quantization.empty() ? nlohmann::json(nullptr) : nlohmann::json(shape.quantization);
   j["state_dict_entries"] = params.state_dict_entries;
   j["checkpoint_elements"] = params.total + params.buffer_elements;
   j["mtp_params_not_built"] = params.mtp_params;
@@ -260,6 +261,9 @@ void print_text(const nlohmann::json& j, std::ostream& out) {
   out << "  weights      " << fixed(j["weight_bytes"]["bfloat16"].get<double>() / (1024.0 * 1024 * 1024), 2)
       << " GiB in bfloat16, " << fixed(j["weight_bytes"]["float32"].get<double>() / (1024.0 * 1024 * 1024), 2)
       << " GiB in float32\n";
+  if (!j["quantization"].is_null())
+    out << "  quantized    " << j["quantization"].get<std::string>()
+        << " (quantization_config): counted as unquantized tensors; predict and plan refuse it\n";
   out << "  by component";
   for (const auto& [name, n] : j["params_by_component"].items()) out << "  " << name << " " << billions(n);
   out << "\n  layers       " << j["layers"].size() << " types\n";

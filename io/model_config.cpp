@@ -405,6 +405,18 @@ void read_head(MapReader& top, model::ModelShape& s) {
 
 }  // namespace
 
+namespace {
+
+// A pre-quantized checkpoint (bitsandbytes, GPTQ, AWQ, FP8 blocks...) names its method in quantization_config.
+void read_quantization(MapReader& top, const std::string& path, model::ModelShape& s) {
+  if (!has_value(top, "quantization_config")) return;
+  const YAML::Node q = top.node("quantization_config");
+  s.quantization = q.IsMap() && q["quant_method"].IsScalar() ? q["quant_method"].as<std::string>() : "unnamed";
+  s.quantization_where = where(path, q.Mark());
+}
+
+}  // namespace
+
 model::ModelShape load_model_config(const std::string& path) {
   YAML::Node root = load_json_file(path);
   Diagnostics diagnostics;
@@ -422,6 +434,7 @@ model::ModelShape load_model_config(const std::string& path) {
     shape.model_type = wrapped ? family->model_types.front() : model_type;
     read_family_config(r, shape);
     read_head(top, shape);
+    read_quantization(top, path, shape);
   } else if (!model_type.empty()) {
     std::string known;
     for (const auto& t : model::known_model_types()) known += (known.empty() ? "" : ", ") + t;

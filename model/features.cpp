@@ -201,6 +201,11 @@ FeatureMaker::FeatureMaker(const ModelShape& shape, const TierRules& tier, const
 FeatureMaker::FeatureMaker(const ModelShape& shape, const ModuleTable& modules, const TierRules& tier, const GpuInfo& gpu,
                            const LoraChoice& lora_choice, ExpertWork expert_work, MemoryWork memory_work)
     : tier_(tier), gpu_(gpu), expert_work_(expert_work), memory_work_(memory_work) {
+  if (!shape.quantization.empty())  // pricing it as bf16 would be a silently wrong answer (docs/families.md)
+    throw InputError(shape.quantization_where + ": quantization_config (quant_method '" + shape.quantization +
+                     "') keeps the base weights quantized in training (their memory, the dequantization each pass), "
+                     "which stepcast does not model. Violated constraint: no quantization_config (to price the model "
+                     "as loaded in its " + shape.dtype + ", remove the key from a copy of config.json)");
   const int sm = tier.kernel_sm > 0 ? tier.kernel_sm : gpu.sm;
   std::vector<std::array<int64_t, 5>> signatures;  // cuDNN graph signatures met, in order: their index is the id
   for (const auto& g : layers_by_type(shape)) {

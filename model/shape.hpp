@@ -62,6 +62,10 @@ struct ModelShape {
   double rms_norm_eps = 1e-6;
   std::string hidden_activation = "silu";
   std::string dtype = "bfloat16";     // the weights' dtype in the config (`torch_dtype` / `dtype`)
+  // The config's quantization_config (its quant_method, and the key's file:line:col): quantized base weights,
+  // which no step or memory rule prices; empty = none. describe counts such a model, predictions refuse it.
+  std::string quantization;
+  std::string quantization_where;
   int64_t max_position_embeddings = 0;
   Head head = Head::lm_head;          // from `architectures`
   int64_t num_labels = 0;             // Head::classifier's outputs

@@ -3,6 +3,8 @@
 #include "io/model_config.hpp"
 #include "model/errors.hpp"
 #include "model/counts.hpp"
+#include "model/features.hpp"
+#include "model/tiers.hpp"
 #include "temp_file.hpp"
 
 using namespace stepcast;
@@ -119,6 +121,24 @@ TEST_CASE("architectures decides the head: an embedding model has no lm_head", "
   const auto classifier = io::load_model_config(score.path());
   CHECK(classifier.num_labels == 3);
   CHECK(with_head.total - model::count_params(classifier).total == 100 * 64 - 3 * 64);
+}
+
+TEST_CASE("a quantized checkpoint is counted, and refused by every prediction at its quantization_config", "[config]") {
+  testing::TempFile f(R"({"model_type": "llama", "hidden_size": 64, "vocab_size": 100, "intermediate_size": 32,
+    "num_hidden_layers": 1, "num_attention_heads": 4, "num_key_value_heads": 2,
+    "quantization_config": {"load_in_4bit": true, "bnb_4bit_quant_type": "nf4", "quant_method": "bitsandbytes"}})",
+                      ".json");
+  const auto shape = io::load_model_config(f.path());
+  CHECK(shape.quantization == "bitsandbytes");
+  CHECK(shape.quantization_where == f.path() + ":3:28");
+  CHECK(model::count_params(shape).total > 0);  // describe still counts it
+  try {
+    const model::FeatureMaker features(shape, model::tier_from_label("hf-peft/sdpa-grouped_mm"),
+                                       model::gpu_info("NVIDIA H200"), model::LoraChoice{});
+    FAIL("a quantized checkpoint was priced as if its weights were bf16");
+  } catch (const InputError& e) {
+    CHECK_THAT(e.what(), Contains(f.path() + ":3:28: quantization_config (quant_method 'bitsandbytes')"));
+  }
 }
 
 TEST_CASE("Qwen-MoE: decoder_sparse_step and mlp_only_layers keep dense layers", "[config]") {
