@@ -192,15 +192,15 @@ double trained_linear_inputs(const ModelShape& shape, const ModuleTable& modules
   return bytes;
 }
 
-// The fp32 copies transformers' RMSNorm keeps (hidden.to(fp32), saved by pow and mul), per token: the layer's
-// hidden-sized norms, q_norm and k_norm over every head, MLA's latent norms.
-double norm_copies(const ModelShape& shape, int64_t layer) {
+// Elements per token a layer's RMSNorms normalise: its hidden-sized norms, q_norm and k_norm over every head, MLA's
+// latent norms. transformers' RMSNorm keeps an fp32 copy of each (hidden.to(fp32), saved by pow and mul).
+double norm_widths(const ModelShape& shape, int64_t layer) {
   const AttentionSpec& s = shape.layers[static_cast<size_t>(layer)];
   double elements = norm_elements(shape, layer);
   if (s.qk_norm || shape.family.qk_norm_whole)
     elements += static_cast<double>((s.num_heads + s.num_kv_heads) * s.head_dim);
   if (s.mla()) elements += static_cast<double>(s.q_lora_rank + s.kv_lora_rank);
-  return 4.0 * elements;
+  return elements;
 }
 
 // What the fused SDPA kernel keeps (q, k, v as it receives them, its output, the fp32 log-sum-exp per head) and
@@ -243,9 +243,9 @@ double peft_saved_bytes_per_token(const ModelShape& shape, const ModuleTable& mo
     }
   double total = 4.0 * h + (s.full ? a * h : 0.0);  // the final norm's fp32 copy; a trained head's input
   for (int64_t layer = 0; layer < shape.num_layers(); ++layer) {
-    double bytes = layers[static_cast<size_t>(layer)] + norm_copies(shape, layer) + core_saved(shape, layer, a);
+    double bytes = layers[static_cast<size_t>(layer)] + 4.0 * norm_widths(shape, layer) + core_saved(shape, layer, a);
     if (s.full)  // trained norm weights keep their bf16 input, trained linears theirs
-      bytes += a * norm_elements(shape, layer) + trained_linear_inputs(shape, modules, layer, a);
+      bytes += a * norm_widths(shape, layer) + trained_linear_inputs(shape, modules, layer, a);
     total += bytes;
   }
   return total;

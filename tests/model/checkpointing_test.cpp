@@ -112,6 +112,13 @@ TEST_CASE("checkpointing off on a MoE with q/k norms: every routed expert's acti
   const double per_layer = 8 * h + 4 * (q + kv) + 2 * (2 * q + 2 * kv) + 4 * 32 + k * (6 * I + 2 * h) + 4 * E +
                            4 * h + 4 * 16;
   CHECK(off.saved_bytes_per_token == Approx(48 * per_layer + 4 * h));
+  // Full fine-tuning: no adapter; every norm weight (q/k norms too) keeps its bf16 input; the trained inputs are the
+  // attention input, o_proj's (q wide), the router's (the MLP input) and per top-k expert gate_up's and down's.
+  setup.full = true;
+  const auto full = sm::architecture_rates(shape, setup);
+  const double full_layer = per_layer - (4 * h + 4 * 16) + 2 * (2 * h + q + kv) + 2 * h + 2 * q + 2 * h +
+                            k * 2 * (h + I);
+  CHECK(full.saved_bytes_per_token == Approx(48 * full_layer + 4 * h + 2 * h));
 }
 
 TEST_CASE("FSDP without checkpointing gathers twice a micro-batch; mixed precision gathers bf16 copies") {
