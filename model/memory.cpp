@@ -228,23 +228,24 @@ double core_saved(const ModelShape& shape, int64_t layer, double a) {
 // in its forward. PyTorch saves a matmul's input only when its weight needs a gradient, so a frozen linear keeps
 // nothing; peft's adapter keeps dropout's fp32 output and mask (or the fp32 cast), lora_B its rank-wide input; the
 // residual stream's bf16 tensors are read by the next norm's cast and the residual add, which save nothing.
-double peft_saved_bytes_per_token(const ModelShape& shape, const ModuleTable& modules, const SavedSetup& s) {
+double peft_saved_bytes_per_token(const ModelShape& shape, const ModuleTable& modules, const TrainingSetup& s,
+                                  const std::vector<std::string>& targets, bool full) {
   const double a = static_cast<double>(s.activation_bytes);
   const double h = static_cast<double>(shape.hidden_size);
-  const double per_input = s.autocast ? (s.lora_dropout > 0 ? 3.0 : 2.0) : (s.lora_dropout > 0 ? 5.0 : 4.0);
-  const double per_rank = s.autocast ? 2.0 : 4.0;
+  const double per_input = s.lora_autocast ? (s.lora_dropout > 0 ? 3.0 : 2.0) : (s.lora_dropout > 0 ? 5.0 : 4.0);
+  const double per_rank = s.lora_autocast ? 2.0 : 4.0;
   std::vector<double> layers(static_cast<size_t>(shape.num_layers()), 0.0);
-  if (!s.full)
+  if (!full)
     for (const Module& m : modules) {
       if (m.kind != ModuleKind::linear || m.layer < 0 || m.layer >= shape.num_layers()) continue;
-      if (std::find(s.lora_targets.begin(), s.lora_targets.end(), m.short_name) == s.lora_targets.end()) continue;
+      if (std::find(targets.begin(), targets.end(), m.short_name) == targets.end()) continue;
       layers[static_cast<size_t>(m.layer)] +=
           per_input * static_cast<double>(m.in_features) + per_rank * static_cast<double>(s.lora_rank);
     }
-  double total = 4.0 * h + (s.full ? a * h : 0.0);  // the final norm's fp32 copy; a trained head's input
+  double total = 4.0 * h + (full ? a * h : 0.0);  // the final norm's fp32 copy; a trained head's input
   for (int64_t layer = 0; layer < shape.num_layers(); ++layer) {
     double bytes = layers[static_cast<size_t>(layer)] + 4.0 * norm_widths(shape, layer) + core_saved(shape, layer, a);
-    if (s.full)  // trained norm weights keep their bf16 input, trained linears theirs
+    if (full)  // trained norm weights keep their bf16 input, trained linears theirs
       bytes += a * norm_widths(shape, layer) + trained_linear_inputs(shape, modules, layer, a);
     total += bytes;
   }
@@ -294,9 +295,8 @@ ArchitectureMemoryRates architecture_rates(const ModelShape& shape, const Module
                                                         setup.lora_dropout, setup.activation_bytes, setup.lora_autocast);
   r.mask_bytes = c.mask_bytes;
   if (!setup.recompute && setup.peft_layers) {  // what autograd saved in every layer, instead of checkpoint inputs
-    SavedSetup saved{setup.lora_targets.empty() ? default_lora_targets(modules) : setup.lora_targets,
-                     r.full ? 0 : setup.lora_rank, setup.lora_dropout, setup.activation_bytes, setup.lora_autocast, r.full};
-    r.saved_bytes_per_token = peft_saved_bytes_per_token(shape, modules, saved);
+    r.saved_bytes_per_token = peft_saved_bytes_per_token(
+        shape, modules, setup, setup.lora_targets.empty() ? default_lora_targets(modules) : setup.lora_targets, r.full);
   } else if (!setup.recompute) {  // the harness: every layer's working set stays alive until its backward
     r.saved_bytes_per_token += static_cast<double>(shape.num_layers()) * r.working_set_bytes_per_token;
   }

@@ -109,18 +109,11 @@ MemoryTable architecture_memory(const ModelShape& shape, const TrainingSetup& se
 // footprint (model/allocator.hpp).
 std::vector<int64_t> persistent_tensor_bytes(const ModelShape& shape, const TrainingSetup& setup);
 
-// What a layer keeps when it is not recomputed: the adapters' choice, the activations' dtype, whether all trains.
-struct SavedSetup {
-  std::vector<std::string> lora_targets;
-  int64_t lora_rank = 16;
-  double lora_dropout = 0.05;
-  int64_t activation_bytes = 2;
-  bool autocast = false;
-  bool full = false;
-};
 // Bytes per token that autograd keeps from the forward to the backward of every decoder layer (summed) and the
-// final norm, as transformers + peft run a step without gradient checkpointing.
-double peft_saved_bytes_per_token(const ModelShape& shape, const ModuleTable& modules, const SavedSetup& setup);
+// final norm, as transformers + peft run a step without gradient checkpointing; `targets` the adapters' modules
+// (setup's, resolved), `full` whether every parameter trains.
+double peft_saved_bytes_per_token(const ModelShape& shape, const ModuleTable& modules, const TrainingSetup& setup,
+                                  const std::vector<std::string>& targets, bool full);
 
 // Bytes per token of one decoder layer's recompute working set (the largest layer of the shape).
 double layer_working_set_bytes(const ModelShape& shape, int64_t activation_bytes);
