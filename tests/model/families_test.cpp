@@ -32,6 +32,8 @@ TEST_CASE("describe's totals equal the published checkpoint totals, family by fa
       // Granite-3.1-2B: no published safetensors total found here; the model card's 2.53 B, counted by hand:
       // a tied 49155 x 2048 table, 40 layers of (2 x 2048^2 + 2 x 2048 x 512 + 3 x 2048 x 8192 + 2 x 2048), a norm.
       {"granite-3.1-2b", "granite", 49155LL * 2048 + 40LL * (2 * 2048 * 2048 + 2 * 2048 * 512 + 3 * 2048 * 8192 + 2 * 2048) + 2048},
+      // Granite-3.3-8B: the same by hand, a tied 49159 x 4096 table and a 12800-wide MLP.
+      {"granite-3.3-8b", "granite", 49159LL * 4096 + 40LL * (2 * 4096 * 4096 + 2 * 4096 * 1024 + 3 * 4096 * 12800 + 2 * 4096) + 4096},
   }));
   INFO(c.model);
   const auto shape = load(c.model);
