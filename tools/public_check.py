@@ -5,6 +5,7 @@ throughputs").
   tools/public_check.py predict SPEC.json [--stepcast BIN] > measurements/predictions/public-NAME.jsonl
   (a configuration with a `plan` block is a full-training run on several GPUs, priced by `stepcast plan`)
   tools/public_check.py check PREDICTIONS.jsonl measurements/public/NAME.csv
+  tools/public_check.py attention-rate PREDICTIONS.jsonl measurements/public/NAME.csv [--min-seq 16384]
 
 `predict` runs `stepcast predict` once per configuration of SPEC.json and writes one JSON object a
 configuration: the command, the micro-batch's predicted step and its 90 % interval, and what the source
@@ -200,6 +201,43 @@ def check(args):
                     summary(f"  {label}, {g}", [r for r in sel if r[1] == g])
 
 
+def attention_rate(args):
+    """Post hoc: the attention rate that would close each long row's gap, the rest of the step as predicted.
+
+    Causal attention's forward is 2 s^2 d FLOPs a sequence and layer (QK^T and PV, half masked), the flash
+    backward 2.5 times that, and checkpointing adds one forward: 7 or 9 s^2 d. The predicted rate is the one the
+    prediction's own predictor line names for the flash family; the implied rate is FLOPs over (predicted
+    attention time + measured - predicted step). Only meaningful where attention is most of the gap."""
+    import re
+    import statistics
+    published = {row["locator"].split("id=")[-1].strip(): float(row["value"]) for row in csv.DictReader(open(args.csv))
+                 if "id=" in row["locator"]}
+    by_gpu = {}
+    print("| id | seq | predicted / published step (s) | predicted attention (s) | rate predicted -> implied (TFLOP/s) |")
+    print("| --- | --- | --- | --- | --- |")
+    for line in open(args.predictions):
+        p = json.loads(line)
+        plan, pid = p.get("plan"), p["id"]
+        if not plan or plan["seq_len"] < args.min_seq or pid not in published:
+            continue
+        m = re.search(r"-> sm\d+ flash2/mma ([\d.]+) TFLOP/s", p["predictor"])
+        if not m:
+            continue
+        cfg = json.load(open(p["model"]))
+        s, seqs = plan["seq_len"], plan["micro_batch"] * plan["accumulation"]
+        flops = (9 if plan["checkpointing"] else 7) * s * s * cfg["hidden_size"] * cfg["num_hidden_layers"] * seqs
+        tokens = seqs * s
+        predicted, measured = tokens / p["predicted_value"], tokens / published[pid]
+        rate = float(m.group(1))
+        attention = flops / (rate * 1e12)
+        implied = flops / (attention + measured - predicted) / 1e12
+        by_gpu.setdefault(p["gpu"], []).append(implied)
+        print(f"| {pid} | {s} | {predicted:.2f} / {measured:.2f} | {attention:.2f} | {rate:.0f} -> {implied:.0f} |")
+    for gpu, rates in sorted(by_gpu.items()):
+        print(f"{gpu}: {len(rates)} rows, implied attention rate median {statistics.median(rates):.0f} TFLOP/s "
+              f"({min(rates):.0f}-{max(rates):.0f})")
+
+
 def summary(label, sel):
     mape = sum(abs(r[6]) for r in sel) / len(sel)
     bias = sum(r[6] for r in sel) / len(sel)
@@ -219,6 +257,11 @@ def main():
     b.add_argument("predictions")
     b.add_argument("csv")
     b.set_defaults(func=check)
+    c = sub.add_parser("attention-rate")
+    c.add_argument("predictions")
+    c.add_argument("csv")
+    c.add_argument("--min-seq", type=int, default=16384)
+    c.set_defaults(func=attention_rate)
     args = ap.parse_args()
     args.func(args)
 
