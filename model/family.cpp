@@ -112,6 +112,18 @@ Family olmo2() {
   return f;
 }
 
+// OLMo-3 (transformers' Olmo3ForCausalLM): OLMo-2's modules, post-norm block and q/k norms over the whole
+// projections, plus sliding-window attention: the layers layer_types calls sliding_attention attend within
+// sliding_window (4096 published), the others fully; without layer_types, Olmo3Config makes every 4th layer full
+// and the other three sliding. YaRN (rope_scaling) only rescales RoPE's frequencies: no count, no kernel shape.
+Family olmo3() {
+  Family f = olmo2();
+  f.name = "olmo3";
+  f.model_types = {"olmo3"};
+  f.sliding_pattern_default = 4;
+  return f;
+}
+
 // OLMoE (transformers' OlmoeForCausalLM): Llama's pre-norm block, q/k norms over the whole projections as OLMo-2's,
 // and on every layer Mixtral's routed experts (num_experts of them, as wide as intermediate_size), no shared expert.
 Family olmoe() {
@@ -155,7 +167,7 @@ std::vector<Family> built_in() {
   table[4].qk_norm = true;                // Qwen3: q_norm, k_norm
   for (Family f : {qwen_moe("qwen2_moe"), qwen_moe("qwen3_moe"), mixtral(), llama4_text(), deepseek("deepseek_v2"),
                    deepseek("deepseek_v3"), gemma("gemma", 1), gemma("gemma2", 2), gemma("gemma3_text", 3), phi3(),
-                   olmo2(), olmoe(), gpt_neox(), granite()})
+                   olmo2(), olmoe(), gpt_neox(), granite(), olmo3()})
     table.push_back(f);
   return table;
 }

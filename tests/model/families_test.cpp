@@ -1,5 +1,10 @@
 // Every family a fine-tuner brings, read from its published config.json (scenarios/models/SOURCES.md) and
 // counted against the published totals (docs/families.md, "describe against published totals").
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
 #include "catch.hpp"
 #include "io/model_config.hpp"
 #include "model/counts.hpp"
@@ -8,6 +13,16 @@ using namespace stepcast;
 
 namespace {
 model::ModelShape load(const std::string& name) { return io::load_model(STEPCAST_SCENARIOS "/models/" + name + ".json"); }
+
+// A config no scenario ships (a published one with keys left out), read from a temporary file.
+model::ModelShape load_text(const std::string& stem, const std::string& json) {
+  struct Temp {
+    std::filesystem::path path;
+    ~Temp() { std::filesystem::remove(path); }
+  } file{std::filesystem::temp_directory_path() / ("stepcast_" + stem + "_" + std::to_string(::getpid()) + ".json")};
+  std::ofstream(file.path) << json;
+  return io::load_model_config(file.path.string());
+}
 }  // namespace
 
 TEST_CASE("describe's totals equal the published checkpoint totals, family by family", "[family][golden]") {
@@ -34,6 +49,10 @@ TEST_CASE("describe's totals equal the published checkpoint totals, family by fa
       {"granite-3.1-2b", "granite", 49155LL * 2048 + 40LL * (2 * 2048 * 2048 + 2 * 2048 * 512 + 3 * 2048 * 8192 + 2 * 2048) + 2048},
       // Granite-3.3-8B: the same by hand, a tied 49159 x 4096 table and a 12800-wide MLP.
       {"granite-3.3-8b", "granite", 49159LL * 4096 + 40LL * (2 * 4096 * 4096 + 2 * 4096 * 1024 + 3 * 4096 * 12800 + 2 * 4096) + 4096},
+      // Olmo-3-7B (the Hub's safetensors total, 7,298,011,136), by hand: untied 100278 x 4096 embedding and head,
+      // 32 layers of (q, k, v, o 4096^2 each: 32 K/V heads; 3 x 4096 x 11008; q_norm, k_norm over all 32 heads and the
+      // two post-norms, 4096 each), a norm. The sliding window changes no count.
+      {"olmo-3-7b", "olmo3", 2LL * 100278 * 4096 + 32LL * (4 * 4096 * 4096 + 3 * 4096 * 11008 + 4 * 4096) + 4096},
   }));
   INFO(c.model);
   const auto shape = load(c.model);
@@ -129,4 +148,23 @@ TEST_CASE("fused and renamed modules give each family its own LoRA targets", "[f
   // Qwen1.5-MoE's shared expert is plain nn.Linear, so peft wraps it; the routed experts are not.
   const auto qwen = model::plan_lora(load("qwen1.5-moe-a2.7b"), {"gate_proj"}, 4);
   CHECK(qwen.modules == 24);
+}
+
+TEST_CASE("OLMo-3: OLMo-2's block, sliding on three layers of four", "[family]") {
+  const auto s = load("olmo-3-7b");
+  CHECK(s.family.block == model::BlockLayout::post_norm);
+  CHECK(s.family.qk_norm_whole);
+  int64_t sliding = 0;
+  for (const auto& a : s.layers) sliding += a.window == 4096 ? 1 : 0;
+  CHECK(sliding == 24);
+  CHECK(s.layers[3].window == 0);
+  CHECK(s.layers[31].window == 0);
+  // Without layer_types, Olmo3Config's default: every 4th layer full, the others sliding.
+  const auto tiny = load_text("olmo3", R"({"model_type": "olmo3", "hidden_size": 64, "intermediate_size": 128,
+      "num_attention_heads": 4, "num_hidden_layers": 8, "vocab_size": 100, "sliding_window": 16})");
+  REQUIRE(tiny.num_layers() == 8);
+  for (int64_t i = 0; i < 8; ++i) {
+    INFO(i);
+    CHECK(tiny.layers[static_cast<size_t>(i)].window == ((i + 1) % 4 != 0 ? 16 : 0));
+  }
 }
