@@ -157,6 +157,17 @@ Family gpt_neox() {
 // hidden-wide passes a layer to the memory-bound work (not counted: within that count's error, docs/families.md).
 Family granite() { return llama_like("granite"); }
 
+// SmolLM3 (transformers' SmolLM3ForCausalLM): Llama's modules and wiring, tied embeddings by default. Its
+// no_rope_layers (every 4th layer, no_rope_layer_interval) skip RoPE on q and k: no parameter, no GEMM and the same
+// attention kernel shape, only RoPE's elementwise pass on those layers, which the memory-bound count keeps (as for
+// Llama-4's NoPE layers; docs/families.md). The sliding window is off in the published config (use_sliding_window:
+// false, sliding_window: null).
+Family smollm3() {
+  Family f = llama_like("smollm3");
+  f.tie_default = true;  // SmolLM3Config.tie_word_embeddings = True
+  return f;
+}
+
 std::vector<Family> built_in() {
   std::vector<Family> table{gemma4_text(), llama_like("llama"), llama_like("mistral"), llama_like("qwen2"),
                             llama_like("qwen3")};
@@ -167,7 +178,7 @@ std::vector<Family> built_in() {
   table[4].qk_norm = true;                // Qwen3: q_norm, k_norm
   for (Family f : {qwen_moe("qwen2_moe"), qwen_moe("qwen3_moe"), mixtral(), llama4_text(), deepseek("deepseek_v2"),
                    deepseek("deepseek_v3"), gemma("gemma", 1), gemma("gemma2", 2), gemma("gemma3_text", 3), phi3(),
-                   olmo2(), olmoe(), gpt_neox(), granite(), olmo3()})
+                   olmo2(), olmoe(), gpt_neox(), granite(), olmo3(), smollm3()})
     table.push_back(f);
   return table;
 }

@@ -49,6 +49,10 @@ TEST_CASE("describe's totals equal the published checkpoint totals, family by fa
       {"granite-3.1-2b", "granite", 49155LL * 2048 + 40LL * (2 * 2048 * 2048 + 2 * 2048 * 512 + 3 * 2048 * 8192 + 2 * 2048) + 2048},
       // Granite-3.3-8B: the same by hand, a tied 49159 x 4096 table and a 12800-wide MLP.
       {"granite-3.3-8b", "granite", 49159LL * 4096 + 40LL * (2 * 4096 * 4096 + 2 * 4096 * 1024 + 3 * 4096 * 12800 + 2 * 4096) + 4096},
+      // SmolLM3-3B (the safetensors index's total_parameters, 3,075,098,624), by hand: a tied 128256 x 2048 table,
+      // 36 layers of (q, o 2048^2; k, v 2048 x 512: 4 K/V heads of 128; 3 x 2048 x 11008; 2 norms), a norm. Its NoPE
+      // layers change no count.
+      {"smollm3-3b", "smollm3", 128256LL * 2048 + 36LL * (2 * 2048 * 2048 + 2 * 2048 * 512 + 3 * 2048 * 11008 + 2 * 2048) + 2048},
       // Olmo-3-7B (the Hub's safetensors total, 7,298,011,136), by hand: untied 100278 x 4096 embedding and head,
       // 32 layers of (q, k, v, o 4096^2 each: 32 K/V heads; 3 x 4096 x 11008; q_norm, k_norm over all 32 heads and the
       // two post-norms, 4096 each), a norm. The sliding window changes no count.
@@ -167,4 +171,11 @@ TEST_CASE("OLMo-3: OLMo-2's block, sliding on three layers of four", "[family]")
     INFO(i);
     CHECK(tiny.layers[static_cast<size_t>(i)].window == ((i + 1) % 4 != 0 ? 16 : 0));
   }
+}
+
+TEST_CASE("SmolLM3: Llama's layers, tied, no window as published", "[family]") {
+  const auto s = load("smollm3-3b");
+  CHECK(s.family.block == model::BlockLayout::pre_norm);
+  CHECK(s.tie_word_embeddings);
+  for (const auto& a : s.layers) CHECK(a.window == 0);  // use_sliding_window: false
 }
