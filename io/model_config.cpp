@@ -136,6 +136,31 @@ std::vector<std::string> default_layer_types(MapReader& r, const model::Family& 
   return types;
 }
 
+// SmolLM3Config without layer_types: with use_sliding_window and a sliding_window (`sliding`), the layers that skip
+// RoPE slide: no_rope_layers[i] == 0 (a list at least as long as the stack), else every no_rope_layer_interval-th.
+std::vector<std::string> nope_layer_types(MapReader& r, int64_t num_layers, bool sliding) {
+  std::vector<std::string> types(static_cast<size_t>(num_layers), "full_attention");
+  if (!sliding) return types;
+  std::vector<int64_t> rope;
+  int64_t interval = 4;
+  if (has_value(r, "no_rope_layers")) {
+    if (!r.read_list("no_rope_layers", rope, false, 0, 1)) return types;
+    if (static_cast<int64_t>(rope.size()) < num_layers) {
+      r.problem(r.node("no_rope_layers"), "no_rope_layers has " + std::to_string(rope.size()) +
+                                              " entries. Violated constraint: >= num_hidden_layers (" +
+                                              std::to_string(num_layers) + ")");
+      return types;
+    }
+  } else if (has_value(r, "no_rope_layer_interval")) {
+    r.read("no_rope_layer_interval", interval, false, 1);
+  }
+  for (int64_t i = 0; i < num_layers; ++i) {
+    const bool uses_rope = rope.empty() ? (i + 1) % interval != 0 : rope[static_cast<size_t>(i)] == 1;
+    if (!uses_rope) types[static_cast<size_t>(i)] = "sliding_attention";
+  }
+  return types;
+}
+
 // hidden_size / num_attention_heads where no head_dim is given; a remainder is an unbuildable config.
 int64_t head_dim_of(MapReader& r, const model::ModelShape& s, int64_t heads) {
   int64_t head_dim = (heads > 0 && s.hidden_size > 0) ? s.hidden_size / heads : 0;
@@ -179,8 +204,9 @@ void parse_llama_family(MapReader& r, model::ModelShape& s) {
   bool use_window = f.window_on_every_layer || f.sliding_pattern_default > 0;
   if (has_value(r, "use_sliding_window")) r.read("use_sliding_window", use_window, false);
   if (use_window && has_value(r, "sliding_window")) r.read("sliding_window", window, false, 1);
-  std::vector<std::string> types =
-      has_value(r, "layer_types") ? read_layer_types(r, layers) : default_layer_types(r, f, layers);
+  std::vector<std::string> types = has_value(r, "layer_types") ? read_layer_types(r, layers)
+                                   : f.window_on_nope_layers ? nope_layer_types(r, layers, window > 0)
+                                                             : default_layer_types(r, f, layers);
   for (const auto& type : types) {
     model::AttentionSpec a;
     a.type = type;

@@ -161,10 +161,11 @@ Family granite() { return llama_like("granite"); }
 // no_rope_layers (every 4th layer, no_rope_layer_interval) skip RoPE on q and k: no parameter, no GEMM and the same
 // attention kernel shape, only RoPE's elementwise pass on those layers, which the memory-bound count keeps (as for
 // Llama-4's NoPE layers; docs/families.md). The sliding window is off in the published config (use_sliding_window:
-// false, sliding_window: null).
+// false, sliding_window: null); turned on, layer_types says which layers slide, else the NoPE layers do.
 Family smollm3() {
   Family f = llama_like("smollm3");
   f.tie_default = true;  // SmolLM3Config.tie_word_embeddings = True
+  f.window_on_nope_layers = true;
   return f;
 }
 

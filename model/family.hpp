@@ -84,6 +84,9 @@ struct Family {
   bool qkv_bias_default = false;        // when the config has no attention_bias (Qwen2: true)
   bool o_bias_with_qkv = true;          // o_proj has a bias when q/k/v do (Qwen2: never)
   bool window_on_every_layer = false;   // sliding_window applies to all layers by default (Mistral)
+  bool window_on_nope_layers = false;   // without layer_types, use_sliding_window with a sliding_window makes the
+                                        // layers without RoPE slide (no_rope_layers[i] == 0, else every
+                                        // no_rope_layer_interval-th), the others full (SmolLM3Config)
 
   // Experts (MoE): transformers' fused layout, gate and up in one [E, 2I, h] tensor, down in [E, h, I].
   bool router_scales = false;           // a hidden-sized scale and a per-expert scale beside the router
@@ -98,7 +101,7 @@ struct Family {
   bool mlp_bias_default = false;        // MLP biases when the config is silent (GPT-NeoX: yes)
   int64_t vocab_default = 0;            // vocab_size when the config omits it (Gemma-3: 262208); 0 = required
   int64_t sliding_pattern_default = 0;  // without layer_types: every Nth layer global, the rest sliding
-                                        // (Gemma-2: 2, Gemma-3: 6, its `sliding_window_pattern`); 0 = none
+                                        // (Gemma-2: 2, Gemma-3: 6, its `sliding_window_pattern`; OLMo-3: 4); 0 = none
   bool layer_scalar_buffer = false;     // a persistent per-layer scalar buffer (in the state dict)
 };
 

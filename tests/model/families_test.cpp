@@ -8,6 +8,7 @@
 #include "catch.hpp"
 #include "io/model_config.hpp"
 #include "model/counts.hpp"
+#include "model/errors.hpp"
 
 using namespace stepcast;
 
@@ -173,9 +174,30 @@ TEST_CASE("OLMo-3: OLMo-2's block, sliding on three layers of four", "[family]")
   }
 }
 
-TEST_CASE("SmolLM3: Llama's layers, tied, no window as published", "[family]") {
+TEST_CASE("SmolLM3: Llama's layers, tied, and a window (when on) on the NoPE layers", "[family]") {
   const auto s = load("smollm3-3b");
   CHECK(s.family.block == model::BlockLayout::pre_norm);
   CHECK(s.tie_word_embeddings);
   for (const auto& a : s.layers) CHECK(a.window == 0);  // use_sliding_window: false
+  // Without layer_types, SmolLM3Config slides the layers that skip RoPE: every no_rope_layer_interval-th ...
+  const std::string tiny = R"({"model_type": "smollm3", "hidden_size": 64, "intermediate_size": 128,
+      "num_attention_heads": 4, "num_key_value_heads": 2, "num_hidden_layers": 8, "vocab_size": 100, )";
+  const auto by_interval = load_text("smollm3", tiny + R"("use_sliding_window": true, "sliding_window": 16})");
+  REQUIRE(by_interval.num_layers() == 8);
+  for (int64_t i = 0; i < 8; ++i) {
+    INFO(i);
+    CHECK(by_interval.layers[static_cast<size_t>(i)].window == ((i + 1) % 4 == 0 ? 16 : 0));
+  }
+  // ... or those no_rope_layers marks 0 (a list longer than the stack is fine, a shorter one is not) ...
+  const auto by_list = load_text("smollm3", tiny + R"("use_sliding_window": true, "sliding_window": 16,
+      "no_rope_layers": [1, 0, 1, 1, 1, 1, 0, 1, 0]})");
+  for (int64_t i = 0; i < 8; ++i) {
+    INFO(i);
+    CHECK(by_list.layers[static_cast<size_t>(i)].window == (i == 1 || i == 6 ? 16 : 0));
+  }
+  CHECK_THROWS_AS(load_text("smollm3", tiny + R"("use_sliding_window": true, "sliding_window": 16,
+      "no_rope_layers": [1, 1, 1, 0]})"), InputError);
+  // ... and none with use_sliding_window off (SmolLM3Config's default) or without a sliding_window.
+  for (const auto& a : load_text("smollm3", tiny + R"("sliding_window": 16})").layers) CHECK(a.window == 0);
+  for (const auto& a : load_text("smollm3", tiny + R"("use_sliding_window": true})").layers) CHECK(a.window == 0);
 }
