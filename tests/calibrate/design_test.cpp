@@ -35,7 +35,7 @@ TEST_CASE("one width, or no padding, or only padding, each gets its shape", "[de
   CHECK_THAT(advice[0], Contains("every record is padded"));
 }
 
-TEST_CASE("a design that varies rows, width and padding gets no advice; OOM records do not count", "[design]") {
+TEST_CASE("a design that varies rows, width and padding gets no advice, OOM records do not count", "[design]") {
   std::vector<calibrate::Record> good{record({2048}, 2048), record({4096, 4096}, 4096), record({4096, 2048}, 4096)};
   CHECK(calibrate::design_advice(good).empty());
   auto oom = record({8192, 8192, 8192}, 8192);

@@ -264,7 +264,7 @@ TEST_CASE("the fitted file round-trips and plan reads its interval and context",
   CHECK(emem["reserved_peak_gib"].get<double>() < mem["reserved_peak_gib"].get<double>());
 }
 
-TEST_CASE("calibrate fits the run terms from a file; validate --run checks each run's peaks against them",
+TEST_CASE("calibrate fits the run terms from a file, validate --run checks each run's peaks against them",
           "[recovery][memory][cli]") {
   const auto shape = stepcast::io::load_model("gemma-4-26b-a4b");
   const auto c = truth();

@@ -85,7 +85,7 @@ TEST_CASE("the shipped families2 campaign reads as the script it replaces", "[ca
   CHECK(plan[0].label == "cold");
 }
 
-TEST_CASE("items start from defaults; a mapping updates key by key, null drops the defaults' run", "[campaign][io]") {
+TEST_CASE("items start from defaults, a mapping updates key by key, null drops the defaults' run", "[campaign][io]") {
   CampaignRoot root;
   const io::Campaign c = io::load_campaign(root.campaign("t", campaign_head("t") + kItems));
   REQUIRE(c.items.size() == 3);

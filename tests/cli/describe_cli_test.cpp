@@ -142,7 +142,7 @@ TEST_CASE("describe --padded-rows shows each layer type's mask, backend, work an
   CHECK_THAT(text.out, Contains("padded positions' share"));
 }
 
-TEST_CASE("describe --rows: unpadded rows take is_causal; --tier and --gpu change the rule", "[cli][describe][attention]") {
+TEST_CASE("describe --rows: unpadded rows take is_causal, --tier and --gpu change the rule", "[cli][describe][attention]") {
   const auto r = run_cli("describe --model llama-3-8b --rows 4096,4096 --format json");
   REQUIRE(r.exit_code == 0);
   const auto j = nlohmann::json::parse(r.out);

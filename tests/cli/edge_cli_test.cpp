@@ -198,7 +198,7 @@ TEST_CASE("a megabyte-long value is cut in the message", "[cli][edge]") {
   CHECK(r.err.size() < 4096);
 }
 
-TEST_CASE("predict prices each record's own LoRA; a target the model lacks is refused at its column", "[cli][lora]") {
+TEST_CASE("predict prices each record's own LoRA, a target the model lacks is refused at its column", "[cli][lora]") {
   const std::string head = kRecord.substr(0, kRecord.size() - 1);
   const TempFile f(kRecord + "\n" + head + R"(, "lora": {"rank": 16, "targets": ["q_proj"]}})" + "\n", ".jsonl");
   const auto r = run_cli("predict --coefficients " + kCoefficients + " --measurements " + f.path() + " --format json");

@@ -155,7 +155,7 @@ TEST_CASE("JSON Lines: length, num_tokens or the length of input_ids, in that or
   CHECK_FALSE(c.has_roots());
 }
 
-TEST_CASE("JSON Lines: kept from kept or from labels that are not -100; root a string or an integer",
+TEST_CASE("JSON Lines: kept from kept or from labels that are not -100, root a string or an integer",
           "[corpus_io][jsonl]") {
   const auto c = parse_corpus(
       "{\"input_ids\": [1, 2, 3, 4], \"labels\": [-100, -100, 3, 4], \"root\": \"a\"}\n"

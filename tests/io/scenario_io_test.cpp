@@ -175,7 +175,7 @@ TEST_CASE("synthetic corpora are checked item by item", "[planner][scenario_io]"
   CHECK_THAT(p, Contains("unknown key 'corpus.synthetic.components[0].mu'"));
 }
 
-TEST_CASE("pad_to_multiple_of and sweep.pad_to_multiples load; the optimizer step is unset unless given",
+TEST_CASE("pad_to_multiple_of and sweep.pad_to_multiples load, the optimizer step is unset unless given",
           "[planner][scenario_io][pad]") {
   std::string text = kGood;
   text.replace(text.find("max_length: 256}"), 16, "max_length: 256, pad_to_multiple_of: 64}");
@@ -238,7 +238,7 @@ TEST_CASE("run.cold_start marks a fresh machine and leaves start-up alone", "[sc
              Contains("run.cold_start"));
 }
 
-TEST_CASE("corpus.length_field names a file's field; stdin stays '-'", "[scenario_io][corpus]") {
+TEST_CASE("corpus.length_field names a file's field, stdin stays '-'", "[scenario_io][corpus]") {
   const TempFile corpus("{\"n_tokens\": 5}\n", ".jsonl");  // the scenario checks that its corpus file exists
   TempFile jsonl(with(kGood, R"(  histogram:
     seed: 3
@@ -258,7 +258,7 @@ TEST_CASE("corpus.length_field names a file's field; stdin stays '-'", "[scenari
              Contains(":7:17: corpus.length_field without corpus.file"));
 }
 
-TEST_CASE("parallel: gpus, strategy and sampler load; bad values are placed", "[scenario_io][parallel]") {
+TEST_CASE("parallel: gpus, strategy and sampler load, bad values are placed", "[scenario_io][parallel]") {
   {
     TempFile f(std::string(kGood) + "parallel: {gpus: 4, strategy: fsdp, sampler: length-grouped}\n", ".yaml");
     const auto s = stepcast::io::load_scenario(f.path());

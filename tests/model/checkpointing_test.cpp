@@ -34,7 +34,7 @@ TEST_CASE("the share of a term without its second forward is (b + 1) / (b + 2)")
   CHECK(sm::weight_gradient_factor(hf, choice(true, false)) == Approx(1.5));
 }
 
-TEST_CASE("checkpointing off: each term loses its recomputed forward; a full fine-tune's GEMMs are 3 real passes") {
+TEST_CASE("checkpointing off: each term loses its recomputed forward, a full fine-tune's GEMMs are 3 real passes") {
   const auto shape = stepcast::io::load_model("llama-3.2-1b");
   const auto tier = sm::tier_from_label("hf-peft/sdpa-grouped_mm");
   const auto gpu = sm::gpu_info("NVIDIA H200");
@@ -121,7 +121,7 @@ TEST_CASE("checkpointing off on a MoE with q/k norms: every routed expert's acti
   CHECK(full.saved_bytes_per_token == Approx(48 * full_layer + 4 * h + 2 * h));
 }
 
-TEST_CASE("FSDP without checkpointing gathers twice a micro-batch; mixed precision gathers bf16 copies") {
+TEST_CASE("FSDP without checkpointing gathers twice a micro-batch, mixed precision gathers bf16 copies") {
   const auto shape = stepcast::io::load_model("llama-3.2-1b");
   const auto modules = sm::expand_modules(shape);
   const sm::ComputeSplit compute{0.0, 0.0, 4096};  // nothing to hide behind: every gather exposed

@@ -209,7 +209,7 @@ TEST_CASE("predict's memory features are the architecture's: base and activation
   CHECK(y.y[model::kMemActivation] > 0);
 }
 
-TEST_CASE("a coefficient file from before the architecture term keeps its own per-token pricing; a new one uses the term",
+TEST_CASE("a coefficient file from before the architecture term keeps its own per-token pricing, a new one uses the term",
           "[memory][arch]") {
   const auto old = io::load_coefficients(STEPCAST_SCENARIOS "/coefficients/h200-hf-peft-sdpa-grouped_mm.yaml");
   CHECK_FALSE(old.memory[model::kMemActivation].selected);
@@ -282,7 +282,7 @@ TEST_CASE("a transformers + peft layer's working set, counted from the stack's c
   CHECK(model::architecture_rates(s, modules, setup).working_set_bytes_per_token == 131072);
 }
 
-TEST_CASE("a probe step holds the adapters, not AdamW's states; gradients only under a layer peak", "[memory][peft]") {
+TEST_CASE("a probe step holds the adapters, not AdamW's states, gradients only under a layer peak", "[memory][peft]") {
   const auto gpu = model::gpu_info("NVIDIA H200");
   const auto tier = model::parse_tier("hf-peft/sdpa-grouped_mm");
   const model::LoraChoice r16{16, {}, 0.05};

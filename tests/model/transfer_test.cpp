@@ -69,7 +69,7 @@ TEST_CASE("a GPU transfer carries each category by its kernels' public efficienc
   CHECK(t.transfer_half_width.unpadded == Approx(model::shipped_band(model::Distance::another_arch).half_width));
 }
 
-TEST_CASE("memory-bound work of real bytes carries by its DRAM share; the rest runs on the SMs", "[transfer]") {
+TEST_CASE("memory-bound work of real bytes carries by its DRAM share, the rest runs on the SMs", "[transfer]") {
   // The H200 -> H100 kernel tables: memory-bound time grew 1.17-1.19x where large copies grew 1.43x
   // (measurements/records/h100-transfer). The default's weighted 0.530 ms/GB is 48 % the DRAM's at the H200's
   // 3905 GB/s copy rate; the H100 has the same SMs and clocks (FP32 67 TFLOP/s), so only that share slows down.
@@ -95,6 +95,7 @@ TEST_CASE("memory-bound work of real bytes carries by its DRAM share; the rest r
   const auto plain = model::transfer_coefficients(c, {"", h100.name, ""}, true);
   CHECK(plain.coefficients.step[model::kMemoryBound].value == Approx(0.00053 * copy_h200 / copy_h100));
   // Another arch: the A100's 108 SMs at 1.41 GHz (19.5 TFLOP/s FP32 over 64 lanes a SM, not 128) issue the rest.
+  c.memory_work = "weighted";
   const auto a100 = model::gpu_info("NVIDIA A100-SXM4-80GB");
   const double copy_a100 = m.achieved(a100, model::KernelCategory::memory, 256.0 * (1 << 20)).rate;
   const auto ampere = model::transfer_coefficients(c, {"", a100.name, ""}, true);
@@ -108,7 +109,6 @@ TEST_CASE("memory-bound work of real bytes carries by its DRAM share; the rest r
   CHECK(model::transfer_coefficients(c, {"", b200.name, ""}, true).coefficients.step[model::kMemoryBound].value ==
         Approx(0.00053 * copy_h200 / copy_b200));
   // A cost at or below the DRAM's (a kernel at the copy rate) is all DRAM.
-  c.memory_work = "weighted";
   c.step[model::kMemoryBound] = {0.5 / copy_h200, 0, true, ""};
   const auto fast = model::transfer_coefficients(c, {"", h100.name, ""}, true);
   CHECK(fast.coefficients.step[model::kMemoryBound].value == Approx(0.5 / copy_h200 * copy_h200 / copy_h100));

@@ -90,7 +90,7 @@ TEST_CASE("the timeline adds up a run's allocated memory micro-batch by micro-ba
   CHECK(t.cache_releases() == 0);
 }
 
-TEST_CASE("the first window has no AdamW states; a later epoch has them from its first micro-batch", "[planner][memory]") {
+TEST_CASE("the first window has no AdamW states, a later epoch has them from its first micro-batch", "[planner][memory]") {
   // 3000 first: 11.1 + 3.9 = 15.0 in the first pass; the second pass's micro-batch 0 has AdamW's states and has
   // met its shape: 12.1 + 3.3 = 15.4.
   const std::vector<int64_t> widths{3000, 1000, 2000, 2000};

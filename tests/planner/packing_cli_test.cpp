@@ -67,7 +67,7 @@ TEST_CASE("packing is recommended on mixed lengths with varlen, not on equal len
     if (!p["pack_attention"].is_null()) CHECK(p["wall_clock_s"].get<double>() >= loses["baseline"]["wall_clock_s"].get<double>());
 }
 
-TEST_CASE("padding-free keeps samples per step; pack says how they change; cross warns", "[planner][cli][packing]") {
+TEST_CASE("padding-free keeps samples per step, pack says how they change, cross warns", "[planner][cli][packing]") {
   TempFile mixed(lengths(400, 100, 997, 3000), ".txt");
   TempFile s(scenario(mixed.path()), ".yaml");
   const auto free = plan(s.path(), "--policy padding-free --pack-attention varlen --no-sweep")["baseline"];

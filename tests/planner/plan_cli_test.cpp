@@ -91,7 +91,7 @@ TEST_CASE("with the shipped sm_120 coefficients the sm_120 study's direction hol
   CHECK(saving < 0.45);
 }
 
-TEST_CASE("flags override the baseline; an infeasible plan names its OOM micro-batch and step", "[planner][cli]") {
+TEST_CASE("flags override the baseline, an infeasible plan names its OOM micro-batch and step", "[planner][cli]") {
   const auto j = plan_json(kSeed + " --micro-batch 8 --max-length 16384 --accumulation 2");
   const auto& b = j["baseline"];
   CHECK(b["micro_batch"] == 8);

@@ -58,7 +58,7 @@ BatchingSpec spec(Policy policy, int64_t rows, int64_t max_length, int64_t multi
 
 }  // namespace
 
-TEST_CASE("a shape pays its first-seen cost once, in run order; the run start once", "[planner][timeline]") {
+TEST_CASE("a shape pays its first-seen cost once, in run order, the run start once", "[planner][timeline]") {
   // step = 0.001*R*W + 0.5; first seen = 1 + 0.01*W; run start 10 s; optimizer 0.25 s (given), accumulation 2.
   const OneOffPredictor p(0.001, 0.0, 0.5, 1.0, 0.01, 10.0, 99.0);
   const std::vector<MicroBatch> run{batch({100}, 100), batch({200}, 200), batch({90}, 100), batch({300}, 300)};
