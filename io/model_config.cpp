@@ -464,7 +464,13 @@ model::ModelShape load_model_config(const std::string& path) {
   } else if (!model_type.empty()) {
     std::string known;
     for (const auto& t : model::known_model_types()) known += (known.empty() ? "" : ", ") + t;
-    top.problem(top.node("model_type"), "model_type = '" + model_type + "'. Violated constraint: one of " + known);
+    // Say what to do next: a family is one table entry (docs/families.md, "Adding a family"), and a model wired
+    // exactly as Llama can be priced as one meanwhile.
+    top.problem(top.node("model_type"), "model_type = '" + model_type + "'. Violated constraint: one of " + known +
+                                            " (another family needs its entry: docs/families.md, \"Adding a family\"; "
+                                            "a model wired exactly as Llama, with q/k/v/o_proj, gate/up/down_proj and "
+                                            "two RMSNorms a layer, is priced as one with model_type \"llama\" in a "
+                                            "copy of its config)");
   }
   if (diagnostics.empty()) check_shape_limits(shape, root, path, diagnostics);
   diagnostics.throw_if_any();
