@@ -200,6 +200,17 @@ void parse_llama_family(MapReader& r, model::ModelShape& s) {
   if (has_value(r, "query_pre_attn_scalar")) r.read("query_pre_attn_scalar", pre_attn_scalar, false, 0.0);
   if (has_value(r, "attn_logit_softcapping")) r.read("attn_logit_softcapping", softcap, false, 0.0);
   if (has_value(r, "final_logit_softcapping")) r.read("final_logit_softcapping", s.final_logit_softcap, false, 0.0);
+  // The share of head_dim that RoPE rotates: top-level partial_rotary_factor as transformers 4 saves it, or in a
+  // flat rope_parameters as transformers 5 does; else all of it. It changes no parameter, only the RoPE pass of the
+  // memory-bound count.
+  double rotary = 1.0;
+  if (has_value(r, "partial_rotary_factor")) {
+    r.read("partial_rotary_factor", rotary, false, 0.0, 1.0);
+  } else if (has_value(r, "rope_parameters") && r.node("rope_parameters").IsMap() &&
+             r.node("rope_parameters")["partial_rotary_factor"].IsDefined()) {
+    MapReader rope = r.child("rope_parameters");
+    rope.read("partial_rotary_factor", rotary, false, 0.0, 1.0);
+  }
   int64_t window = 0;
   bool use_window = f.window_on_every_layer || f.sliding_pattern_default > 0;
   if (has_value(r, "use_sliding_window")) r.read("use_sliding_window", use_window, false);
@@ -219,6 +230,7 @@ void parse_llama_family(MapReader& r, model::ModelShape& s) {
     a.o_bias = attention_bias && f.o_bias_with_qkv;
     a.qk_norm = f.qk_norm;
     a.rope_theta = sliding ? local_theta : theta;
+    a.partial_rotary_factor = rotary;
     a.scale = pre_attn_scalar > 0 ? 1.0 / std::sqrt(pre_attn_scalar) : 0.0;
     a.logit_softcap = softcap;
     s.layers.push_back(a);

@@ -5,6 +5,7 @@
 #include "model/counts.hpp"
 #include "model/features.hpp"
 #include "model/tiers.hpp"
+#include "model/work.hpp"
 #include "temp_file.hpp"
 
 using namespace stepcast;
@@ -54,6 +55,32 @@ TEST_CASE("dense families: qwen2 has q,k,v biases, qwen3 has q/k norms, mistral 
   const auto p3 = model::count_params(s3);
   CHECK(p2.total > 0);
   CHECK(p3.total > 0);
+}
+
+TEST_CASE("partial_rotary_factor is read at the top level or in a flat rope_parameters, above 0 and at most 1", "[config]") {
+  const std::string base = R"({"model_type": "phi3", "hidden_size": 64, "vocab_size": 100, "intermediate_size": 128,
+    "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2)";
+  testing::TempFile none(base + "}", ".json");
+  testing::TempFile top(base + R"(, "partial_rotary_factor": 0.75})", ".json");
+  // transformers 5 saves it inside rope_parameters (Phi-4-mini: 0.75).
+  testing::TempFile flat(base + R"(, "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0,
+    "partial_rotary_factor": 0.75}})", ".json");
+  CHECK(io::load_model_config(none.path()).layers[0].partial_rotary_factor == Approx(1.0));
+  for (const auto* f : {&top, &flat}) {
+    const auto s = io::load_model_config(f->path());
+    for (const auto& a : s.layers) CHECK(a.partial_rotary_factor == Approx(0.75));
+  }
+  // It changes no count, only RoPE's elementwise pass: (4 + 2) heads x 16 dims x (1 - 0.75) fewer elements a layer,
+  // each read and written in 2 bytes, over 2 layers.
+  const auto full = model::token_work(io::load_model_config(none.path()), model::LoraPlan{});
+  const auto part = model::token_work(io::load_model_config(top.path()), model::LoraPlan{});
+  CHECK(model::count_params(io::load_model_config(top.path())).total ==
+        model::count_params(io::load_model_config(none.path())).total);
+  CHECK(full.elementwise_bytes - part.elementwise_bytes == Approx(2 * 2 * 2 * 6 * 16 * 0.25));
+  CHECK_THAT(error_of(base + R"(, "partial_rotary_factor": 1.5})"),
+             Contains("partial_rotary_factor = 1.5"));
+  CHECK_THAT(error_of(base + R"(, "rope_parameters": {"partial_rotary_factor": 0}})"),
+             Contains("rope_parameters.partial_rotary_factor = 0"));
 }
 
 TEST_CASE("bad model configs name the field and the rule", "[config][validation]") {
