@@ -201,9 +201,9 @@ void parse_llama_family(MapReader& r, model::ModelShape& s) {
   if (has_value(r, "attn_logit_softcapping")) r.read("attn_logit_softcapping", softcap, false, 0.0);
   if (has_value(r, "final_logit_softcapping")) r.read("final_logit_softcapping", s.final_logit_softcap, false, 0.0);
   // The share of head_dim that RoPE rotates: top-level partial_rotary_factor as transformers 4 saves it, or in a
-  // flat rope_parameters as transformers 5 does; else all of it. It changes no parameter, only the RoPE pass of the
-  // memory-bound count.
-  double rotary = 1.0;
+  // flat rope_parameters as transformers 5 does; else the family's default (1, GLM-4 0.5). It changes no parameter,
+  // only the RoPE pass of the memory-bound count.
+  double rotary = f.partial_rotary_default;
   if (has_value(r, "partial_rotary_factor")) {
     r.read("partial_rotary_factor", rotary, false, 0.0, 1.0);
   } else if (has_value(r, "rope_parameters") && r.node("rope_parameters").IsMap() &&

@@ -169,6 +169,23 @@ Family smollm3() {
   return f;
 }
 
+// GLM-4 dense, the 0414 models (transformers' Glm4ForCausalLM): q_proj, k_proj, v_proj with biases (attention_bias,
+// on unless the config says otherwise) and o_proj without; Phi-3's fused gate_up_proj; and Gemma-2's sandwich block
+// under GLM's names: input_layernorm before attention, post_self_attn_layernorm on its output before the residual
+// add, post_attention_layernorm before the MLP, post_mlp_layernorm on its output (listed in transformers' order,
+// which is not the wiring's). RoPE turns half of each head (partial_rotary_factor, 0.5 when the config is silent);
+// untied embeddings. No window, no q/k norms (docs/families.md).
+Family glm4() {
+  Family f = llama_like("glm4");
+  f.block = BlockLayout::sandwich;
+  f.layer_norms = {"input_layernorm", "post_attention_layernorm", "post_self_attn_layernorm", "post_mlp_layernorm"};
+  f.names.fused_gate_up = "gate_up_proj";
+  f.qkv_bias_default = true;  // Glm4Config.attention_bias = True
+  f.o_bias_with_qkv = false;
+  f.partial_rotary_default = 0.5;
+  return f;
+}
+
 std::vector<Family> built_in() {
   std::vector<Family> table{gemma4_text(), llama_like("llama"), llama_like("mistral"), llama_like("qwen2"),
                             llama_like("qwen3")};
@@ -179,7 +196,7 @@ std::vector<Family> built_in() {
   table[4].qk_norm = true;                // Qwen3: q_norm, k_norm
   for (Family f : {qwen_moe("qwen2_moe"), qwen_moe("qwen3_moe"), mixtral(), llama4_text(), deepseek("deepseek_v2"),
                    deepseek("deepseek_v3"), gemma("gemma", 1), gemma("gemma2", 2), gemma("gemma3_text", 3), phi3(),
-                   olmo2(), olmoe(), gpt_neox(), granite(), olmo3(), smollm3()})
+                   olmo2(), olmoe(), gpt_neox(), granite(), olmo3(), smollm3(), glm4()})
     table.push_back(f);
   return table;
 }

@@ -31,7 +31,8 @@ enum class BlockLayout {
   pre_norm,         // Llama: x + attn(norm(x)); h + mlp(norm(h))  (input_layernorm, post_attention_layernorm)
   gemma4_sandwich,  // Gemma-4: norms before and after attention and each feed-forward branch, dense MLP
                     // beside routed experts, a per-layer scalar (transformers' Gemma4TextDecoderLayer)
-  sandwich,         // Gemma-2/3: x + post_norm(attn(pre_norm(x))); h + post_ff_norm(mlp(pre_ff_norm(h)))
+  sandwich,         // Gemma-2/3: x + post_norm(attn(pre_norm(x))); h + post_ff_norm(mlp(pre_ff_norm(h)));
+                    // GLM-4 the same under other names, whose registration order (layer_norms) is not this one
   post_norm,        // OLMo-2: x + norm(attn(x)); h + norm(mlp(h))  (post_attention/post_feedforward_layernorm)
   parallel_residual,  // GPT-NeoX: x + attn(ln1(x)) + mlp(ln2(x)) when use_parallel_residual, else pre_norm
 };
@@ -99,6 +100,7 @@ struct Family {
   std::string activation_default = "silu";
   bool norm_bias = false;               // LayerNorm with a bias (GPT-NeoX) instead of RMSNorm
   bool mlp_bias_default = false;        // MLP biases when the config is silent (GPT-NeoX: yes)
+  double partial_rotary_default = 1.0;  // partial_rotary_factor when the config has none (GLM-4: 0.5, Glm4Config)
   int64_t vocab_default = 0;            // vocab_size when the config omits it (Gemma-3: 262208); 0 = required
   int64_t sliding_pattern_default = 0;  // without layer_types: every Nth layer global, the rest sliding
                                         // (Gemma-2: 2, Gemma-3: 6, its `sliding_window_pattern`; OLMo-3: 4); 0 = none

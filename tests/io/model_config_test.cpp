@@ -96,7 +96,7 @@ TEST_CASE("bad model configs name the field and the rule", "[config][validation]
       {R"({"model_type": "llama", "hidden_size": 0, "vocab_size": 10, "intermediate_size": 8, "num_hidden_layers": 1, "num_attention_heads": 1})",
        "hidden_size = 0. Violated constraint: > 0"},
       {R"({"model_type": "gpt2"})", "model_type = 'gpt2'. Violated constraint: one of"},
-      {R"({"model_type": "glm4"})", "another family needs its entry: docs/families.md"},
+      {R"({"model_type": "internlm2"})", "another family needs its entry: docs/families.md"},
       {R"({"hidden_size": 3})", "model_type is missing"},
       {"{\"model_type\": \"llama\",\n \"hidden_size\": 64,,}", ":2:20: malformed JSON"},
       {"", ":1:1: the file is empty"},

@@ -9,6 +9,9 @@
 #include "io/model_config.hpp"
 #include "model/counts.hpp"
 #include "model/errors.hpp"
+#include "model/memory.hpp"
+#include "model/modules.hpp"
+#include "model/work.hpp"
 
 using namespace stepcast;
 
@@ -200,4 +203,51 @@ TEST_CASE("SmolLM3: Llama's layers, tied, and a window (when on) on the NoPE lay
   // ... and none with use_sliding_window off (SmolLM3Config's default) or without a sliding_window.
   for (const auto& a : load_text("smollm3", tiny + R"("sliding_window": 16})").layers) CHECK(a.window == 0);
   for (const auto& a : load_text("smollm3", tiny + R"("use_sliding_window": true})").layers) CHECK(a.window == 0);
+}
+
+TEST_CASE("GLM-4: separate biased q/k/v, a fused gate_up_proj, four norms a layer and half-turned RoPE", "[family]") {
+  const std::string tiny = R"({"architectures": ["Glm4ForCausalLM"], "model_type": "glm4", "hidden_size": 64,
+      "intermediate_size": 96, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
+      "num_hidden_layers": 2, "vocab_size": 100)";
+  const auto s = load_text("glm4", tiny + "}");
+  CHECK(s.family.name == "glm4");
+  CHECK(s.family.block == model::BlockLayout::sandwich);
+  CHECK_FALSE(s.tie_word_embeddings);
+  CHECK(s.hidden_activation == "silu");
+  for (const auto& a : s.layers) {
+    CHECK(a.qkv_bias);  // Glm4Config.attention_bias = True when the config is silent
+    CHECK_FALSE(a.o_bias);
+    CHECK_FALSE(a.qk_norm);
+    CHECK(a.window == 0);
+    CHECK(a.partial_rotary_factor == Approx(0.5));  // Glm4Config's default
+  }
+  std::vector<std::string> layer0;
+  for (const auto& m : model::expand_modules(s))
+    if (m.layer == 0) layer0.push_back(m.name + (m.bias ? "+bias" : ""));
+  CHECK(layer0 == std::vector<std::string>{"layers.0.self_attn.q_proj+bias", "layers.0.self_attn.k_proj+bias",
+                                           "layers.0.self_attn.v_proj+bias", "layers.0.self_attn.o_proj",
+                                           "layers.0.mlp.gate_up_proj", "layers.0.mlp.down_proj",
+                                           "layers.0.input_layernorm", "layers.0.post_attention_layernorm",
+                                           "layers.0.post_self_attn_layernorm", "layers.0.post_mlp_layernorm"});
+  // By hand: untied 100 x 64 embedding and head; a layer holds q 64 x 64 + 64, k and v 64 x 32 + 32 each (2 K/V heads
+  // of 16), o 64 x 64, gate_up 64 x 2 x 96, down 96 x 64 and four norms of 64; a final norm.
+  const int64_t layer = (64 * 64 + 64) + 2 * (64 * 32 + 32) + 64 * 64 + 64 * 2 * 96 + 96 * 64 + 4 * 64;
+  CHECK(model::count_params(s).total == 2 * 100 * 64 + 2 * layer + 64);
+  // peft's all-linear: the fused MLP is one target, q, k and v three.
+  CHECK(model::default_lora_targets(s) ==
+        std::vector<std::string>{"q_proj", "k_proj", "v_proj", "o_proj", "gate_up_proj", "down_proj"});
+  // The sandwich's two extra norms are in the memory-bound work and the recomputed layer, as Gemma-2's: against the
+  // same config read as Phi-3 (pre-norm, 2 norms), 2 more hidden-wide passes a layer.
+  std::string as_phi3 = tiny;
+  as_phi3.replace(as_phi3.find(R"("glm4")"), 6, R"("phi3")");
+  const auto phi = load_text("glm4_as_phi3", as_phi3 + R"(, "attention_bias": true, "partial_rotary_factor": 0.5})");
+  const auto wg = model::token_work(s, model::LoraPlan{});
+  const auto wp = model::token_work(phi, model::LoraPlan{});
+  CHECK(wg.norm_bytes - wp.norm_bytes == Approx(2 * 2 * 2 * 2 * 64));  // layers x norms x (read + write) x bytes x h
+  CHECK(wg.elementwise_bytes - wp.elementwise_bytes == Approx(2 * 2 * 2 * 2 * 64));
+  CHECK(model::layer_working_set_bytes(s, 2) - model::layer_working_set_bytes(phi, 2) == Approx(2 * 2 * 64));
+  // The config's own keys win: no biases, RoPE over the whole head.
+  const auto plain = load_text("glm4", tiny + R"(, "attention_bias": false, "partial_rotary_factor": 1.0})");
+  CHECK_FALSE(plain.layers[0].qkv_bias);
+  CHECK(plain.layers[0].partial_rotary_factor == Approx(1.0));
 }
