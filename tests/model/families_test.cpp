@@ -61,6 +61,14 @@ TEST_CASE("describe's totals equal the published checkpoint totals, family by fa
       // 32 layers of (q, k, v, o 4096^2 each: 32 K/V heads; 3 x 4096 x 11008; q_norm, k_norm over all 32 heads and the
       // two post-norms, 4096 each), a norm. The sliding window changes no count.
       {"olmo-3-7b", "olmo3", 2LL * 100278 * 4096 + 32LL * (4 * 4096 * 4096 + 3 * 4096 * 11008 + 4 * 4096) + 4096},
+      // GLM-4-9B-0414 (the Hub's safetensors total, 9,400,279,040), by hand: untied 151552 x 4096 embedding and head,
+      // 40 layers of (q 4096^2 + a 4096 bias; k, v 4096 x 256 + a 256 bias each: 2 K/V heads of 128; o 4096^2, no bias;
+      // the fused gate_up 4096 x 2 x 13696; down 13696 x 4096; four norms of 4096), a norm.
+      {"glm-4-9b", "glm4",
+       2LL * 151552 * 4096 +
+           40LL * ((4096 * 4096 + 4096) + 2 * (4096 * 256 + 256) + 4096 * 4096 + 4096 * 2 * 13696 + 13696 * 4096 +
+                   4 * 4096) +
+           4096},
   }));
   INFO(c.model);
   const auto shape = load(c.model);
@@ -246,6 +254,13 @@ TEST_CASE("GLM-4: separate biased q/k/v, a fused gate_up_proj, four norms a laye
   CHECK(wg.norm_bytes - wp.norm_bytes == Approx(2 * 2 * 2 * 2 * 64));  // layers x norms x (read + write) x bytes x h
   CHECK(wg.elementwise_bytes - wp.elementwise_bytes == Approx(2 * 2 * 2 * 2 * 64));
   CHECK(model::layer_working_set_bytes(s, 2) - model::layer_working_set_bytes(phi, 2) == Approx(2 * 2 * 64));
+  // GLM-4-9B-0414 as published: 40 layers of 32 heads x 128 over 2 K/V heads, RoPE on 64 of the 128.
+  const auto g = load("glm-4-9b");
+  CHECK(g.num_layers() == 40);
+  CHECK(g.layers[0].num_heads == 32);
+  CHECK(g.layers[0].num_kv_heads == 2);
+  CHECK(g.layers[0].head_dim == 128);
+  CHECK(g.layers[0].partial_rotary_factor == Approx(0.5));
   // The config's own keys win: no biases, RoPE over the whole head.
   const auto plain = load_text("glm4", tiny + R"(, "attention_bias": false, "partial_rotary_factor": 1.0})");
   CHECK_FALSE(plain.layers[0].qkv_bias);
