@@ -314,6 +314,12 @@ void FeatureMaker::set_memory_rates(const ModelShape& shape, const ModuleTable& 
   activation_bytes_per_token_ = rates.step_bytes_per_token();
   const bool layer_peak = rates.working_set_bytes_per_token > rates.logits_bytes_per_token;
   probe_trainable_gib_ = trainable_.params + (layer_peak ? trainable_.gradients : 0.0);
+  if (lora.full) {
+    const double table = static_cast<double>(shape.vocab_size) * static_cast<double>(shape.hidden_size) / kGiB;
+    const bool reduced = dtype_bytes(shape.dtype) < 4;  // an fp32 master table's gradient is the fp32 buffer
+    embedding_backward_first_gib_ = reduced ? 4 * table : 0.0;
+    embedding_backward_accumulating_gib_ = reduced ? 6 * table : 4 * table;
+  }
   mask_bytes_ = rates.mask_bytes;
   // repeat_kv's copies of k and v beside the kv heads' (where the path expands): in the recomputed layer at the
   // peak, or without recompute saved by every layer's SDPA.
@@ -393,6 +399,7 @@ MemoryFeatures FeatureMaker::memory(const MicroBatch& batch) const {
   if (expanded_kv_bytes_per_token_ > 0 &&
       std::any_of(types_.begin(), types_.end(), [&](const LayerType& t) { return t.at(path, batch.width).expand_kv; }))
     m.y[kMemActivation] += rows * w * expanded_kv_bytes_per_token_ / kGiB;
+  m.floor_gib = embedding_backward_gib(true);  // steady training: an earlier gradient waits to be added
   return m;
 }
 
@@ -505,6 +512,9 @@ MemoryFeatures FeatureMaker::memory(const MicroBatch& batch, const RunPosition& 
   MemoryFeatures m = memory(batch);
   if (!at.in_run) {
     m.base_gib = probe_base_gib();
+    // A probe frees its gradients between repetitions: at the end of its backward every gradient is alive (those
+    // the base leaves out too) and the embedding's first one is being cast.
+    m.floor_gib = trainable_.gradients - (probe_trainable_gib_ - trainable_.params) + embedding_backward_gib(false);
     return m;
   }
   // The state of model/run_memory.hpp RunMemory::state_gib: AdamW's states only once a step has made them.
@@ -512,6 +522,7 @@ MemoryFeatures FeatureMaker::memory(const MicroBatch& batch, const RunPosition& 
                (at.after_optimizer_step ? trainable_.optimizer_states : 0.0);
   m.y[kMemRunToken] = m.y[kMemToken];
   if (at.first_seen) m.y[kMemFirstSeenToken] = m.y[kMemToken];
+  m.floor_gib = embedding_backward_gib(true);  // the base counts every gradient alive (conservative, as the state)
   return m;
 }
 

@@ -201,6 +201,9 @@ struct StepFeatures {
 struct MemoryFeatures {
   double base_gib = 0;                   // from the shape, not fitted
   std::array<double, kMemoryTerms> y{};  // units in the header comment
+  // The step's peak is at least base + floor + the fixed term: a trained embedding's backward (FeatureMaker::
+  // embedding_backward_gib), GiB beyond the base; 0 where the embedding is frozen.
+  double floor_gib = 0;
 };
 
 // The GiB of what trains, split by lifetime (model/run_memory.hpp RunMemory): LoRA's fp32 adapters, their
@@ -442,6 +445,14 @@ class FeatureMaker {
   // probes at LoRA rank 256 peak 7.3 GiB under the steady state (measurements/records/h200-lora-rank). A run's
   // state is model/run_memory.hpp's RunMemory::state_gib.
   double probe_base_gib() const { return weights_gib_ + probe_trainable_gib_; }
+  // Under full fine-tuning the input embedding trains, and its backward ends on a floor (docs/method.md, "Fitting a
+  // run's memory"): embedding_dense_backward accumulates a bf16 / fp16 table's gradient in an fp32 V x h buffer
+  // (4 V h bytes) and casts it (2 V h more while an earlier gradient waits to be added; a first gradient becomes
+  // .grad, counted with the gradients). An fp32 table's new gradient is the buffer itself: 0 first, 4 V h after.
+  // GiB beyond the state with every gradient alive; 0 when the embedding is frozen (LoRA).
+  double embedding_backward_gib(bool accumulating) const {
+    return accumulating ? embedding_backward_accumulating_gib_ : embedding_backward_first_gib_;
+  }
   double weights_gib() const { return weights_gib_; }
   double lora_gib() const { return lora_gib_; }  // what trains (fp32 adapters, their gradients, AdamW states)
   bool full() const { return full_; }
@@ -499,6 +510,8 @@ class FeatureMaker {
   double weights_gib_ = 0;
   double lora_gib_ = 0;
   double probe_trainable_gib_ = 0;  // what trains, alive at a probe step's peak (base_gib)
+  double embedding_backward_first_gib_ = 0;         // embedding_backward_gib(false)
+  double embedding_backward_accumulating_gib_ = 0;  // embedding_backward_gib(true)
   TrainableGib trainable_;
   double activation_bytes_per_token_ = 0;  // architecture_rates: saved inputs + max(logits, working set)
   double mask_bytes_ = 0;                  // architecture_rates: per element of an explicit mask

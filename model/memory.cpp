@@ -38,6 +38,11 @@ MemoryTable memory_table(const FeatureMaker& features, const MemoryFeatures& y, 
   t.items.push_back({"activations_logits_ce_per_token", bytes_of(m[kMemToken] * y.y[kMemToken]), "step"});
   t.items.push_back({"explicit_attention_masks", bytes_of(m[kMemMask] * y.y[kMemMask]), "step"});
   t.items.push_back({"math_attention_scores", bytes_of(m[kMemScore] * y.y[kMemScore]), "step"});
+  double step = 0;
+  for (int i = 0; i < kMemoryTerms; ++i)
+    if (i != kMemFixed) step += m[i] * y.y[i];
+  // A trained embedding's backward floor, where it sets the peak (model/features.hpp): the rest of the floor.
+  if (y.floor_gib > step) t.items.push_back({"embedding_backward_floor", bytes_of(y.floor_gib - step), "step"});
   return t;
 }
 

@@ -4,6 +4,7 @@
 // allocator and the CUDA context turn that into what the card must give. The planner's timeline
 // (planner/memory_timeline.hpp) adds these up micro-batch by micro-batch; the fit (calibrate/) prices the
 // run-only terms from recorded runs. Plain structs: no I/O, no predictor.
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -53,6 +54,9 @@ struct RunMemory {
   double optimizer_state_gib = 0;  // AdamW's two moments, from the first optimizer step on
   double fixed_gib = 0;           // calibrated: allocator slack and workspaces alive through the run
   double optimizer_transient_gib = 0;  // calibrated: clip + AdamW temporaries at the optimizer step's peak
+  // A trained embedding's backward floor beyond the state (model/features.hpp FeatureMaker::embedding_backward_gib,
+  // with an earlier gradient alive, as the state counts): a micro-batch peaks at least this far above it.
+  double embedding_backward_gib = 0;
   bool optimizer_transient_known = false;
   // Segments the allocator reserves for the persistent tensors beyond their allocated blocks (model/allocator.hpp).
   double persistent_rounding_gib = 0;
@@ -71,7 +75,14 @@ struct RunMemory {
   }
   // A micro-batch's allocated peak in a run.
   double micro_batch_gib(const MemoryParts& p, const RunPosition& at) const {
-    return state_gib(at.after_optimizer_step) + p.step_gib + p.run_gib + (at.first_seen ? p.first_seen_gib : 0.0);
+    return state_gib(at.after_optimizer_step) + working_set_gib(p, at);
+  }
+  // What the micro-batch adds to the state at its peak: its step's bytes, or the end of its backward with the
+  // embedding's floor. (A window's first micro-batch starts without its gradients, zero_grad(set_to_none=True):
+  // counted anyway, conservatively, as in state_gib; measured up to 7.4 GiB under a full fine-tune's count,
+  // docs/method.md "Fitting a run's memory".)
+  double working_set_gib(const MemoryParts& p, const RunPosition& at) const {
+    return std::max(p.step_gib + p.run_gib + (at.first_seen ? p.first_seen_gib : 0.0), embedding_backward_gib);
   }
   // The optimizer step's allocated peak: every state, AdamW's included (created by the first step), and its
   // temporaries.

@@ -77,7 +77,7 @@ double StepModel::optimizer_step_s() const { return run_[kOptimizerStep] + full_
 double StepModel::peak_of(const MemoryFeatures& y) const {
   double peak = y.base_gib;
   for (int i = 0; i < kMemoryTerms; ++i) peak += m_[i] * y.y[i];
-  return peak;
+  return std::max(peak, y.base_gib + y.floor_gib + m_[kMemFixed] * y.y[kMemFixed]);
 }
 
 double StepModel::peak_gib(const MicroBatch& batch) const { return peak_of(features_.memory(batch)); }
@@ -114,6 +114,7 @@ RunMemory StepModel::run_memory(Allocator allocator) const {
   // bf16 (or fp32 master) weights alike.
   r.optimizer_transient_gib = m_[kMemOptimizerTransient] * t.gradients;
   r.optimizer_transient_known = selected(kMemOptimizerTransient);
+  r.embedding_backward_gib = features_.embedding_backward_gib(true);
   r.persistent_rounding_gib = persistent_rounding_gib_[static_cast<size_t>(allocator)];
   const MemoryTerm share = allocator == Allocator::caching ? kMemFragmentation : kMemExpandableFragmentation;
   r.fragmentation_share = m_[share];

@@ -119,16 +119,24 @@ MemoryPeak MemoryTimeline::peak() const {
   } else {
     live.push_back({"weights", bytes(run_.weights_gib), "run"});
     if (run_.trainable_gib > 0) live.push_back({"lora_adapters_fp32", bytes(run_.trainable_gib), "run"});
+    const model::RunPosition at{true, c.after_optimizer_step, c.first_seen};
+    const double step_bytes = c.parts.step_gib + c.parts.run_gib + (c.first_seen ? c.parts.first_seen_gib : 0.0);
+    const double working = c.at_optimizer_step ? 0.0 : run_.working_set_gib(c.parts, at);
+    const bool floor = !c.at_optimizer_step && working > step_bytes;  // the embedding's backward sets the peak
     live.push_back({"gradients", bytes(run_.gradients_gib), "window"});
     if (c.after_optimizer_step) live.push_back({"adamw_states", bytes(run_.optimizer_state_gib), "run"});
     live.push_back({"fixed_slack_workspaces", bytes(run_.fixed_gib), "run"});
     if (c.at_optimizer_step) {
       live.push_back({"optimizer_temporaries", bytes(c.transient_share * run_.optimizer_transient_gib), "optimizer_step"});
     } else {
-      live.push_back({"activations_logits_masks", bytes(c.parts.step_gib), "step"});
-      if (c.parts.run_gib > 0) live.push_back({"run_only_bytes", bytes(c.parts.run_gib), "step"});
-      if (c.first_seen && c.parts.first_seen_gib > 0)
-        live.push_back({"first_seen_shape_bytes", bytes(c.parts.first_seen_gib), "step"});
+      if (floor) {
+        live.push_back({"embedding_backward_fp32", bytes(working), "step"});
+      } else {
+        live.push_back({"activations_logits_masks", bytes(c.parts.step_gib), "step"});
+        if (c.parts.run_gib > 0) live.push_back({"run_only_bytes", bytes(c.parts.run_gib), "step"});
+        if (c.first_seen && c.parts.first_seen_gib > 0)
+          live.push_back({"first_seen_shape_bytes", bytes(c.parts.first_seen_gib), "step"});
+      }
     }
   }
   if (c.extra_gib != 0)

@@ -7,6 +7,7 @@
 #include "model/launches.hpp"
 #include "model/modules.hpp"
 #include "model/parallel.hpp"
+#include "model/run_memory.hpp"
 #include "model/tiers.hpp"
 
 namespace sm = stepcast::model;
@@ -74,4 +75,43 @@ TEST_CASE("a full fine-tune's ranks move and shard the weights' gradients and Ad
   CHECK(w.gradient_bytes == Approx(w.weight_bytes));
   CHECK(w.optimizer_state_bytes == Approx(2 * w.weight_bytes));
   CHECK(w.trainable_bytes == Approx(w.weight_bytes));
+}
+
+TEST_CASE("a trained embedding's backward floor: 4 V h bytes first, 6 V h while an earlier gradient waits, none under LoRA") {
+  // Qwen3-4B (151,936 x 2,560, bf16): embedding_dense_backward's fp32 buffer 1.45 GiB and its bf16 cast 0.72 GiB
+  // (measurements/records/h100-full-finetune-foreach, docs/method.md "Fitting a run's memory").
+  const auto shape = stepcast::io::load_model("qwen3-4b");
+  const auto tier = sm::tier_from_label("hf-peft/sdpa-grouped_mm");
+  const auto gpu = sm::gpu_info("NVIDIA H100 80GB HBM3");
+  const double table_gib = 151936.0 * 2560.0 / 1073741824.0;
+  const sm::FeatureMaker trained(shape, tier, gpu, full());
+  CHECK(trained.embedding_backward_gib(false) == Approx(4 * table_gib));
+  CHECK(trained.embedding_backward_gib(true) == Approx(6 * table_gib));
+  const sm::FeatureMaker lora(shape, tier, gpu, sm::LoraChoice{16, {}});
+  CHECK(lora.embedding_backward_gib(true) == 0);
+  CHECK(lora.memory(uniform_batch(2, 2048)).floor_gib == 0);
+  // A short probe: every gradient alive at the end of its backward and the first cast, over the probe's base.
+  const auto probe = trained.memory(uniform_batch(2, 2048), sm::RunPosition{});
+  CHECK(probe.base_gib + probe.floor_gib ==
+        Approx(trained.weights_gib() + trained.trainable().gradients + 4 * table_gib));
+  // The measured probe peaked at 16.55 GiB; weights + gradients + the buffer are 16.43.
+  CHECK(probe.base_gib + probe.floor_gib == Approx(16.43).epsilon(0.005));
+  // In a run the state counts every gradient: the floor is the accumulating one.
+  const auto run = trained.memory(uniform_batch(2, 2048), sm::RunPosition{true, true, false});
+  CHECK(run.floor_gib == Approx(6 * table_gib));
+}
+
+TEST_CASE("a run's micro-batch peaks at its step's bytes or the embedding's floor, whichever is larger") {
+  sm::RunMemory r;
+  r.itemised = true;
+  r.weights_gib = 7.5;
+  r.gradients_gib = 7.5;
+  r.embedding_backward_gib = 2.17;
+  const sm::RunPosition at{true, false, false};
+  sm::MemoryParts small;
+  small.step_gib = 1.0;
+  CHECK(r.micro_batch_gib(small, at) == Approx(15.0 + 2.17));
+  sm::MemoryParts large;
+  large.step_gib = 10.0;
+  CHECK(r.micro_batch_gib(large, at) == Approx(25.0));
 }
