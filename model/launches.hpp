@@ -51,11 +51,13 @@ std::array<double, kLaunchSources> launch_units(const ModelShape& shape, const T
 constexpr double kAutocastLaunchesPerAdapter = 4.0;
 
 // Launches per nn.Linear of a full fine-tune (no adapters, every weight trains): its forward, recompute,
-// input-gradient and weight-gradient GEMMs (4), plus the share of the layer's other kernels (residual adds, RoPE,
-// attention, activation, copies) that the LoRA row carries per wrapped module, estimated at 12 from peft's forward
-// (41.6 a wrapped module = 3 base GEMMs + about 27 adapter kernels + that share). Registered before any full
-// fine-tune was counted (measurements/campaigns/h100-full-finetune.yaml).
-constexpr double kFullLaunchesPerLinear = 16.0;
+// input-gradient and weight-gradient GEMMs, plus the share of the layer's other kernels (residual adds, RoPE,
+// attention, activation, copies) that the LoRA row carries per wrapped module. Counted in the CUPTI tables of
+// Llama-3.2-1B 2 x 2048 on one H100, LoRA on all 112 linears against a full fine-tune
+// (measurements/records/h100-full-finetune-foreach/kernels): 5,570 against 2,523 kernels, 27.2 fewer a linear than
+// the LoRA row's 41.6. Both tables sit 343 launches under the model's, the same fixed part, so the per-linear
+// difference is the count. Registered before it was counted at 16 (peft's forward: 4 GEMMs + a share of 12).
+constexpr double kFullLaunchesPerLinear = 14.4;
 
 // Predicted launches of one step with `tokens` routed tokens (R*W): the fraction of experts hit under uniform
 // routing, 1-(1-k/E)^T, matters only for the loop tier.

@@ -1,5 +1,10 @@
 // Full fine-tuning priced from the LoRA-fitted rates (docs/method.md, "Full fine-tuning"): the weight-gradient GEMMs,
 // no adapter work, AdamW over every parameter, launches per nn.Linear, and what trains in memory.
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
 #include "catch.hpp"
 #include "uniform_batch.hpp"
 #include "io/model_config.hpp"
@@ -114,4 +119,24 @@ TEST_CASE("a run's micro-batch peaks at its step's bytes or the embedding's floo
   sm::MemoryParts large;
   large.step_gib = 10.0;
   CHECK(r.micro_batch_gib(large, at) == Approx(25.0));
+}
+
+TEST_CASE("kFullLaunchesPerLinear is the kernel tables' count: the LoRA row less the tables' difference a linear") {
+  // measurements/records/h100-full-finetune-foreach/kernels: Llama-3.2-1B 2 x 2048, LoRA on all 112 linears and a
+  // full fine-tune, one H100 (model/launches.hpp).
+  const auto kernels = [](const std::string& side) {
+    std::ifstream in(STEPCAST_MEASUREMENTS "/records/h100-full-finetune-foreach/kernels/llama-3.2-1b-" + side +
+                     "__probes/kernels_llama-3.2-1b_2x2048_2048-2048.jsonl");
+    REQUIRE(in);
+    double n = 0;
+    for (std::string line; std::getline(in, line);) {
+      const auto row = nlohmann::json::parse(line);
+      if (row.value("kind", "") == "kernel") n += row["count"].get<double>();
+    }
+    return n;
+  };
+  const double lora = kernels("lora"), full = kernels("full");
+  CHECK(lora == 5570);
+  CHECK(full == 2523);
+  CHECK(41.6 - (lora - full) / 112.0 == Approx(sm::kFullLaunchesPerLinear).margin(0.05));
 }
