@@ -82,7 +82,12 @@ struct RunMemory {
   // counted anyway, conservatively, as in state_gib; measured up to 7.4 GiB under a full fine-tune's count,
   // docs/method.md "Fitting a run's memory".)
   double working_set_gib(const MemoryParts& p, const RunPosition& at) const {
-    return std::max(p.step_gib + p.run_gib + (at.first_seen ? p.first_seen_gib : 0.0), embedding_backward_gib);
+    return std::max(step_bytes_gib(p, at), embedding_backward_gib);
+  }
+  // The micro-batch's own bytes at its peak: its step's, the run's extra and, on a shape's first meeting, its
+  // first-seen bytes.
+  static double step_bytes_gib(const MemoryParts& p, const RunPosition& at) {
+    return p.step_gib + p.run_gib + (at.first_seen ? p.first_seen_gib : 0.0);
   }
   // The optimizer step's allocated peak: every state, AdamW's included (created by the first step), and its
   // temporaries.

@@ -120,7 +120,7 @@ MemoryPeak MemoryTimeline::peak() const {
     live.push_back({"weights", bytes(run_.weights_gib), "run"});
     if (run_.trainable_gib > 0) live.push_back({"lora_adapters_fp32", bytes(run_.trainable_gib), "run"});
     const model::RunPosition at{true, c.after_optimizer_step, c.first_seen};
-    const double step_bytes = c.parts.step_gib + c.parts.run_gib + (c.first_seen ? c.parts.first_seen_gib : 0.0);
+    const double step_bytes = model::RunMemory::step_bytes_gib(c.parts, at);
     const double working = c.at_optimizer_step ? 0.0 : run_.working_set_gib(c.parts, at);
     const bool floor = !c.at_optimizer_step && working > step_bytes;  // the embedding's backward sets the peak
     live.push_back({"gradients", bytes(run_.gradients_gib), "window"});
