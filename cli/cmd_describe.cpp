@@ -382,8 +382,9 @@ void add_describe_command(CLI::App& app) {
                   "How the --documents meet in attention: block-mask (transformers' sdpa), varlen or cross")
       ->default_str("block-mask");
   cmd->add_option("--tier", opts->tier,
-                  "The stack whose path to show: hf-peft/sdpa-<grouped_mm|eager> (transformers + peft) or a harness "
-                  "tier, e.g. sdpa-auto/grouped/gqa-expand")
+                  "The stack whose path to show: hf-peft/sdpa-<grouped_mm|eager> (transformers + peft under "
+                  "attn_implementation=\"sdpa\"), hf-peft/flash_attention_2-<grouped_mm|eager> (under "
+                  "\"flash_attention_2\", the flash-attn package) or a harness tier, e.g. sdpa-auto/grouped/gqa-expand")
       ->default_str("hf-peft/sdpa-grouped_mm");
   cmd->add_option("--gpu", opts->gpu, "GPU whose SDPA rules apply (scenarios/gpus.yaml name or alias)")
       ->default_str("NVIDIA H200");

@@ -407,6 +407,7 @@ namespace {
 
 std::string mask_words(const FeatureMaker::LayerType& t, const MicroBatch& batch, const LayerPlan& plan) {
   const AttentionPath path = attention_path(batch);
+  if (plan.varlen && batch.has_padding() && !batch.packed) return "varlen (padding removed, no mask)";
   if (plan.varlen) return "varlen (documents by cumulative offsets, no mask)";
   if (!plan.explicit_mask) {
     return path == AttentionPath::plain && batch.packed ? "none (is_causal; documents attend across)"
@@ -446,6 +447,9 @@ std::string work_words(const LayerPlan& plan) {
 std::string why_words(const FeatureMaker& f, const AttentionSpec& spec, const LayerPlan& plan, int sm) {
   const TierRules& tier = f.tier();
   if (!tier.known) return "unknown tier '" + tier.label + "': one attention rate, the data decide";
+  if (tier.flash_attn)
+    return "transformers' flash_attention_2: the flash-attn package (no mask; padded or packed rows unpadded to its "
+           "varlen entry point; window and GQA native)";
   if (!tier.auto_backend) return "forced by the tier (" + attention_name(tier) + ")";
   if (plan.varlen) return "varlen entry point: flash for one head width <= 256, else the CUTLASS kernel";
   return backend_reason(spec, plan.explicit_mask, !plan.expand_kv, sm);

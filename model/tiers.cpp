@@ -98,23 +98,39 @@ namespace {
 
 // `hf-peft/sdpa-<experts_implementation>[/extra...]`: transformers + peft under attn_implementation="sdpa",
 // the experts as transformers' experts_implementation names them (docs/families.md).
+// transformers' attn_implementation names, as the label's second part starts.
+constexpr const char* kSdpaPrefix = "sdpa-";
+constexpr const char* kFlashAttention2Prefix = "flash_attention_2-";
+
 void parse_hf_peft(const std::vector<std::string>& parts, const std::string& where, TierRules& t,
                    std::vector<std::string>& problems) {
   t.stack = Stack::hf_peft;
   t.gqa = TierRules::Gqa::transformers;
   t.auto_backend = true;
   const std::string& attention = parts[1];
-  const std::string impl = attention.rfind("sdpa-", 0) == 0 ? attention.substr(5) : "";
+  std::string impl;
+  if (attention.rfind(kSdpaPrefix, 0) == 0) {
+    impl = attention.substr(std::string(kSdpaPrefix).size());
+  } else if (attention.rfind(kFlashAttention2Prefix, 0) == 0) {
+    impl = attention.substr(std::string(kFlashAttention2Prefix).size());
+    t.flash_attn = true;
+    t.honours_window = true;
+    t.gqa = TierRules::Gqa::native;
+    t.auto_backend = false;
+    t.forced = Backend::flash;
+  }
   t.experts_impl = impl;
   if (impl == "grouped_mm") t.experts = ExpertImpl::grouped;
   else if (impl == "eager") t.experts = ExpertImpl::loop;
   else
     problems.push_back(where + ": '" + attention +
-                       "'. Violated constraint: sdpa-grouped_mm or sdpa-eager (transformers' experts_implementation)");
+                       "'. Violated constraint: sdpa-<grouped_mm|eager> or flash_attention_2-<grouped_mm|eager> "
+                       "(transformers' attn_implementation, then its experts_implementation)");
   for (size_t i = 2; i < parts.size(); ++i)
-    if (!parse_extra(parts[i], t) || parts[i].rfind("gqa-", 0) == 0)
+    if (!parse_extra(parts[i], t) || parts[i].rfind("gqa-", 0) == 0 || (t.flash_attn && parts[i] == "mask-explicit"))
       problems.push_back(where + ": extra '" + parts[i] +
-                         "'. Violated constraint: ce-chunked, mask-explicit or ckpt (transformers decides K/V itself)");
+                         "'. Violated constraint: ce-chunked, mask-explicit (sdpa only) or ckpt (transformers "
+                         "decides K/V itself)");
 }
 
 }  // namespace
@@ -177,7 +193,8 @@ bool recomputes(const TierRules& tier) { return tier.recompute || tier.stack == 
 std::string tier_label(const TierRules& tier) {
   if (!tier.known) return tier.label;
   if (tier.stack == Stack::hf_peft) {
-    std::string s = std::string(kHfPeftPrefix) + "sdpa-" + tier.experts_impl;
+    std::string s = std::string(kHfPeftPrefix) + (tier.flash_attn ? kFlashAttention2Prefix : kSdpaPrefix) +
+                    tier.experts_impl;
     if (tier.ce_chunked) s += "/ce-chunked";
     if (tier.mask_always) s += "/mask-explicit";
     if (tier.recompute) s += "/ckpt";
@@ -315,8 +332,31 @@ bool expands_kv(const TierRules& tier, const AttentionSpec& layer, bool explicit
   return true;
 }
 
+namespace {
+
+// transformers' flash_attention_2 path (TierRules::flash_attn): _flash_attention_forward calls flash_attn_func
+// (causal, window_size from the config) on rows without padding, and unpads padded rows (or reads packed rows'
+// cumulative offsets from position_ids) into flash_attn_varlen_func: no mask, no repeat_kv, only real tokens.
+LayerPlan plan_flash_attn(const AttentionSpec& layer, bool padded_or_packed, bool window_bites) {
+  constexpr int64_t kFlashAttnMaxHeadDim = 256;  // flash-attn 2's largest head dimension
+  if (layer.head_dim > kFlashAttnMaxHeadDim || layer.value_dim() > kFlashAttnMaxHeadDim)
+    throw InputError("attention head " + std::to_string(layer.head_dim) + " / " + std::to_string(layer.value_dim()) +
+                     " wide under flash_attention_2. Violated constraint: the flash-attn package takes heads up to " +
+                     std::to_string(kFlashAttnMaxHeadDim) + " wide (use an hf-peft/sdpa-* tier)");
+  LayerPlan p;
+  p.backend = Backend::flash;
+  p.explicit_mask = false;
+  p.expand_kv = false;
+  p.varlen = padded_or_packed;
+  p.work = local_attention_size(layer) > 0 && window_bites ? ScoreWork::causal_window : ScoreWork::causal;
+  return p;
+}
+
+}  // namespace
+
 LayerPlan plan_layer(const TierRules& tier, const AttentionSpec& layer, bool padded_or_packed, int sm,
                      bool window_bites) {
+  if (tier.flash_attn) return plan_flash_attn(layer, padded_or_packed, window_bites);
   LayerPlan p;
   const bool windowed = local_attention_size(layer) > 0 && window_bites;
   p.explicit_mask = padded_or_packed || tier.mask_always || (windowed && !tier.honours_window);
@@ -358,6 +398,7 @@ AttentionPath attention_path(const MicroBatch& batch) {
 }
 
 LayerPlan plan_varlen_layer(const TierRules& tier, const AttentionSpec& layer, int sm, bool window_bites) {
+  if (tier.flash_attn) return plan_flash_attn(layer, true, window_bites);
   constexpr int64_t kFlashMaxHeadDim = 256;
   const bool forced_math = !tier.auto_backend && tier.forced == Backend::math;
   if (sm < 80 || forced_math) {
@@ -380,6 +421,7 @@ LayerPlan plan_varlen_layer(const TierRules& tier, const AttentionSpec& layer, i
 }
 
 LayerPlan plan_path(const TierRules& tier, const AttentionSpec& layer, AttentionPath path, int sm, bool window_bites) {
+  if (tier.flash_attn) return plan_flash_attn(layer, path != AttentionPath::plain, window_bites);
   // transformers under attn_implementation="sdpa" has no varlen path: packed rows (position_ids restarting, no
   // 2-D mask) get the block-diagonal mask of masking_utils' packed_sequence_mask (docs/families.md).
   if (path == AttentionPath::varlen && tier.stack == Stack::hf_peft)

@@ -49,6 +49,11 @@ struct TierRules {
   // SDPA has no window argument: a sliding layer gets an explicit mask (so no is_causal path and,
   // for a kernel that cannot skip masked tiles, W x W work). A window-aware kernel does W*min(W,window).
   bool honours_window = false;
+  // transformers under attn_implementation="flash_attention_2" (`hf-peft/flash_attention_2-<experts>`): the
+  // flash-attn package's kernels on every layer, no mask ever built (unpadded rows causal; padded rows unpadded
+  // to its varlen entry point; packed rows by position_ids, varlen too), the window and GQA taken natively
+  // (docs/families.md, "The attention path, from the sources"). Priced at FlashAttention 2's public rates.
+  bool flash_attn = false;
   ExpertImpl experts = ExpertImpl::loop;
   std::string experts_impl;     // hf-peft: transformers' experts_implementation as written ("grouped_mm", "eager")
   bool recompute = false;       // gradient checkpointing: one more forward per backward
@@ -63,7 +68,8 @@ struct TierRules {
 //   extras:    ce-chunked (memory-lean chunked cross-entropy), mask-explicit (never the is_causal fast path),
 //              gqa-expand | gqa-native | gqa-transformers (above), ckpt (gradient checkpointing)
 // or, for transformers + peft itself, `hf-peft/sdpa-<grouped_mm|eager>[/<extra>...]` (experts grouped or loop;
-// attention sdpa-auto, K/V by transformers 5.17's rule).
+// attention sdpa-auto, K/V by transformers 5.17's rule), or `hf-peft/flash_attention_2-<grouped_mm|eager>` (the
+// flash-attn package, TierRules::flash_attn).
 // parse_tier throws stepcast::InputError naming every bad part and the allowed values.
 TierRules parse_tier(const std::string& label);
 // The same, lenient: a label outside the grammar is kept as unknown (known = false); records from other

@@ -222,6 +222,8 @@ Predictor assemble(const PredictorAsk& ask, const Question& q, Built asked, Sour
   model::TransferAsk tk{model_asked ? asked.shape.name : "", q.gpu, q.tier};
   tk.attention_kernels = ask.attention_kernels;
   const std::string tier = q.tier.empty() ? q.c.tier : q.tier;
+  // transformers' flash_attention_2 runs the flash-attn package on every GPU: its rates are FlashAttention 2's.
+  if (tk.attention_kernels.empty() && model::tier_from_label(tier).flash_attn) tk.attention_kernels = "flash2";
   if (model_asked && from) {
     tk.source_launches = launches_of(from->shape, from->modules, q.c.tier, {q.c.lora_rank, {}});
     tk.target_launches = launches_of(asked.shape, asked.modules, tier, p.lora);

@@ -301,3 +301,24 @@ TEST_CASE("validate --run prices the adapters the run trained, as its campaign's
   CHECK(run["predicted_s"].get<double>() > 37.0);
   std::filesystem::remove_all(out);
 }
+
+TEST_CASE("transformers' flash_attention_2 tier prices attention at the flash-attn package's rates, unmasked",
+          "[transfer][tiers]") {
+  // Mistral-7B at its 4096 window: under sdpa the window pins a mask (the masked kernels over W x W); under
+  // flash_attention_2 flash_attn_func takes the window itself: the causal half, at FlashAttention 2's rate.
+  const std::string ask = "predict --model mistral-7b --rows 4096,4096 --format json --tier ";
+  const auto sdpa = run_cli(ask + "hf-peft/sdpa-grouped_mm");
+  const auto fa2 = run_cli(ask + "hf-peft/flash_attention_2-grouped_mm");
+  REQUIRE(sdpa.exit_code == 0);
+  REQUIRE(fa2.exit_code == 0);
+  const auto s = nlohmann::json::parse(sdpa.out), f = nlohmann::json::parse(fa2.out);
+  CHECK(f["predictor"].get<std::string>().find("attention kernels 'flash2'") != std::string::npos);
+  CHECK(s["work"]["attention_masked_s_per_tflop"].get<double>() > 0);
+  CHECK(f["work"]["attention_masked_s_per_tflop"].get<double>() == 0);
+  CHECK(f["work"]["mask_s_per_gb"].get<double>() == 0);
+  CHECK(f["work"]["attention_s_per_tflop"].get<double>() < s["work"]["attention_masked_s_per_tflop"].get<double>());
+  // A 512-wide head is beyond flash-attn 2: exit 2, not a price.
+  const auto gemma = run_cli("predict --model gemma-4-26b-a4b --rows 4096 --tier hf-peft/flash_attention_2-grouped_mm");
+  CHECK(gemma.exit_code == 2);
+  CHECK_THAT(gemma.err, Catch::Matchers::Contains("flash-attn package takes heads up to 256"));
+}

@@ -7,6 +7,7 @@
 
 #include "catch.hpp"
 #include "io/model_config.hpp"
+#include "model/errors.hpp"
 #include "model/features.hpp"
 #include "model/tiers.hpp"
 
@@ -131,6 +132,44 @@ TEST_CASE("the attention path of each family under transformers + peft on the H2
     CHECK((p.mask_gb > 0) == p.plan.explicit_mask);
   }
   CHECK(found);
+}
+
+TEST_CASE("transformers' flash_attention_2 builds no mask: flash-attn's causal, windowed or varlen kernels", "[tiers]") {
+  const auto tier = sm::parse_tier("hf-peft/flash_attention_2-grouped_mm");
+  CHECK(tier.flash_attn);
+  CHECK(sm::tier_label(tier) == "hf-peft/flash_attention_2-grouped_mm");
+  CHECK_THROWS_AS(sm::parse_tier("hf-peft/flash_attention_2-grouped_mm/mask-explicit"), stepcast::InputError);
+  CHECK_THROWS_AS(sm::parse_tier("hf-peft/flash_attention_3-grouped_mm"), stepcast::InputError);
+  // Mistral-7B (window 4096, GQA 32/8): under sdpa the window pins a mask from 4096 on; under flash_attention_2
+  // the window is flash_attn_func's argument and the padded rows are unpadded, so every micro-batch runs flash on
+  // its causal work without a mask or repeat_kv.
+  const auto shape = stepcast::io::load_model("mistral-7b");
+  const sm::FeatureMaker f(shape, tier, sm::gpu_info("NVIDIA A100-SXM4-80GB"));
+  struct Row {
+    std::string batch;
+    sm::ScoreWork work;
+    bool varlen;
+  };
+  for (const Row& row : {Row{"unpadded 2k", sm::ScoreWork::causal, false},
+                         Row{"unpadded 4k", sm::ScoreWork::causal_window, false},
+                         Row{"unpadded 8k", sm::ScoreWork::causal_window, false},
+                         Row{"padded 8k", sm::ScoreWork::causal_window, true},
+                         Row{"packed 8k", sm::ScoreWork::causal_window, true}}) {
+    INFO(row.batch);
+    for (const auto& p : sm::attention_paths(f, batch(row.batch))) {
+      CHECK(p.plan.backend == sm::Backend::flash);
+      CHECK_FALSE(p.plan.explicit_mask);
+      CHECK(p.kv == "enable_gqa");
+      CHECK(p.plan.work == row.work);
+      CHECK(p.plan.varlen == row.varlen);
+      CHECK(p.term == "attention_s_per_tflop");
+      CHECK(p.mask_gb == 0);
+      CHECK(p.why.find("flash-attn") != std::string::npos);
+    }
+  }
+  // Gemma-4's 512-wide global heads are beyond flash-attn 2: an input error, not a silent price.
+  const auto gemma = stepcast::io::load_model("gemma-4-26b-a4b");
+  CHECK_THROWS_AS(sm::FeatureMaker(gemma, tier, sm::gpu_info("NVIDIA H200")), stepcast::InputError);
 }
 
 TEST_CASE("the harness's gqa-transformers tier runs transformers' K/V rule", "[tiers]") {
