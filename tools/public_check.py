@@ -43,7 +43,7 @@ def optimizer_step_s(coefficients):
 PLAN_SCENARIO = """schema_version: 1
 name: {id}
 model: {model}
-lora: {{full: true, autocast: {autocast}, checkpointing: {checkpointing}}}
+lora: {lora}
 gpu: {{name: {gpu}, memory_gib: {memory_gib}}}
 corpus:
   histogram: {{seed: 1, bins: [{{length: {seq}, count: {samples}}}]}}
@@ -52,6 +52,17 @@ run: {{epochs: 1, startup_s: 0}}
 window_hours: 0
 """
 PLAN_STEPS = 4  # optimizer steps simulated per configuration (every one the same shape: the mean is the step)
+
+
+def lora_block(q, autocast):
+    """The scenario's `lora:` block: a full fine-tune (the default) or the plan's `lora` adapters."""
+    ckpt = "true" if q["checkpointing"] else "false"
+    a = "true" if autocast else "false"
+    if q.get("method", "full") == "full":
+        return f"{{full: true, autocast: {a}, checkpointing: {ckpt}}}"
+    l = q["lora"]
+    return (f"{{rank: {l['rank']}, alpha: {l['alpha']}, dropout: {l['dropout']}, targets: [{', '.join(l['targets'])}], "
+            f"autocast: {a}, checkpointing: {ckpt}}}")
 
 
 def usable_memory_gib(gpu):
@@ -70,17 +81,25 @@ def predict_plan(c, stepcast, commit, dirty):
     import tempfile
     q = c["plan"]
     fp32 = q.get("master_fp32", False)
+    # A whole run of `steps` optimizer steps (unit run_s: the trainer's train_runtime, its first step included),
+    # else PLAN_STEPS identical steps whose mean is the step.
+    steps = q.get("steps", PLAN_STEPS)
     text = PLAN_SCENARIO.format(id=c["id"], model=os.path.abspath(c["model"]), gpu=json.dumps(c["gpu"]),
                                 memory_gib=usable_memory_gib(c["gpu"]),
-                                autocast="true" if fp32 else "false",
-                                checkpointing="true" if q["checkpointing"] else "false", seq=q["seq_len"],
-                                samples=q["gpus"] * q["micro_batch"] * q["accumulation"] * PLAN_STEPS,
+                                lora=lora_block(q, fp32 or q.get("autocast", False)), seq=q["seq_len"],
+                                samples=q["gpus"] * q["micro_batch"] * q["accumulation"] * steps,
                                 micro=q["micro_batch"], accum=q["accumulation"])
     with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
         f.write(text)
-    flags = ["--gpus", str(q["gpus"]), "--strategy", q["strategy"], "--transfer", "--no-sweep"]
+    flags = ["--transfer", "--no-sweep"]
+    if q["gpus"] > 1:
+        flags = ["--gpus", str(q["gpus"]), "--strategy", q["strategy"]] + flags
     if fp32:
         flags += ["--dtype", "float32"]
+    elif q.get("dtype"):
+        flags += ["--dtype", q["dtype"]]
+    if q.get("tier"):  # the stack's attention implementation (hf-peft/flash_attention_2-*: the flash-attn package)
+        flags += ["--tier", q["tier"]]
     if c.get("attention_kernels"):  # the stack's own attention kernels (stepcast --attention-kernels)
         flags += ["--attention-kernels", c["attention_kernels"]]
     cmd = ["stepcast", "plan", "SCENARIO"] + flags + ["--format", "json"]
@@ -89,18 +108,26 @@ def predict_plan(c, stepcast, commit, dirty):
     if out.returncode not in (0, 1):
         sys.exit(f"{c['id']}: {shlex.join(cmd)} failed: {out.stderr}")
     p = json.loads(out.stdout)
-    b = p["parallel"]["baseline"]
     one = p["baseline"]
-    step = b["mean_step_s"]
-    lo, hi = (step * one["wall_clock_interval_s"][0] / one["wall_clock_s"],
-              step * one["wall_clock_interval_s"][1] / one["wall_clock_s"])
+    b = p["parallel"]["baseline"] if q["gpus"] > 1 else one
+    run_s = b["wall_clock_s"]
+    step = b["mean_step_s"] if q["gpus"] > 1 else (run_s - one["run_start_s"] - one["first_seen_s"]) / one["steps"]
+    share = (one["wall_clock_interval_s"][0] / one["wall_clock_s"], one["wall_clock_interval_s"][1] / one["wall_clock_s"])
+    lo, hi = step * share[0], step * share[1]
     tokens = q["micro_batch"] * q["accumulation"] * q["seq_len"]  # per GPU per optimizer step
+    if c["unit"] == "run_s":
+        value, interval = run_s, [run_s * share[0], run_s * share[1]]
+    elif c["unit"] == "tokens_per_s_per_gpu":
+        value, interval = tokens / step, [tokens / hi, tokens / lo]
+    else:
+        sys.exit(f"{c['id']}: unknown unit {c['unit']}")
     return {"kind": "public-throughput", "id": c["id"], "gpu": c["gpu"], "model": c["model"], "plan": q,
             "config": c["config"], "seen_before_prediction": c.get("seen_before_prediction", False),
             "note": c.get("note", ""), "predicted_step_s": step, "step_interval_s": [lo, hi],
-            "predicted_peak_gib_per_rank": b["peak_gib_per_rank"], "memory_verdict": b["memory_verdict"],
-            "predicted_value": tokens / step, "value_interval": [tokens / hi, tokens / lo], "unit": c["unit"],
-            "breakdown_s": b["breakdown_s"], "predictor": p["predictor"], "transfer": p.get("transfer", ""),
+            "predicted_peak_gib_per_rank": b.get("peak_gib_per_rank", one["peak_gib"]),
+            "memory_verdict": b["memory_verdict"],
+            "predicted_value": value, "value_interval": interval, "unit": c["unit"],
+            "breakdown_s": b.get("breakdown_s", {}), "predictor": p["predictor"], "transfer": p.get("transfer", ""),
             "command": shlex.join(cmd) + "  (SCENARIO: " + " ".join(text.split()) + ")",
             "stepcast_commit": p.get("commit", "") or commit, "tree_commit": commit + (" (modified)" if dirty else "")}
 
