@@ -17,7 +17,7 @@ namespace stepcast::io {
 //   attention family, path, direction, head_dim, seqlen (+ batch, heads, causal)   unit tflops
 //   memory   family (+ bytes)                        unit gbs
 //   tensor_path path                                 unit tflops, or fraction_of_peak
-//   step     model, method, micro_batch, seqlen, gpus   unit tokens_per_s_per_gpu
+//   step     model, method, micro_batch, seqlen, gpus   unit tokens_per_s_per_gpu, or run_s (a whole run's seconds)
 // `gpu` must be a name or alias of `gpus` (except in a fraction_of_peak row, which needs no peak) and `arch`
 // that GPU's arch; `file` in each point is the path's last component.
 std::vector<model::PublicPoint> load_public_measurements(const std::string& path,

@@ -23,7 +23,7 @@ struct PublicPoint {
   bool causal = false;
   double bytes = 0;       // memory: bytes moved by one kernel (read + write); 0 = not stated (large)
   double value = 0;       // in `unit`
-  std::string unit;       // tflops | gbs | fraction_of_peak | tokens_per_s_per_gpu
+  std::string unit;       // tflops | gbs | fraction_of_peak | tokens_per_s_per_gpu | run_s
   std::string source;     // repository + file, or paper / vendor document
   std::string locator;    // commit, table, figure or section
   std::string read;       // the date it was read, YYYY-MM-DD

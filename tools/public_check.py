@@ -213,7 +213,7 @@ def check(args):
         err = (value - published) / published
         rows.append((pid, row["gpu"], value, lo, hi, published, err, lo <= published <= hi,
                      p["seen_before_prediction"]))
-    print("| id | gpu | predicted tokens/s (90 %) | published | error | inside |")
+    print("| id | gpu | predicted (90 %) | published | error | inside |")
     print("| --- | --- | --- | --- | --- | --- |")
     for pid, gpu, v, lo, hi, pub, err, inside, seen in rows:
         print(f"| {pid}{' (post hoc)' if seen else ''} | {gpu} | {v:.0f} ({lo:.0f}-{hi:.0f}) | {pub:.0f} | "
