@@ -120,7 +120,7 @@ nlohmann::json path_json(const model::ModelShape& shape, const DescribeOptions& 
                       {"mask", p.mask},
                       {"explicit_mask", p.plan.explicit_mask},
                       {"kv", p.kv},
-                      {"backend", model::backend_name(p.plan.backend)},
+                      {"backend", p.plan.eager ? std::string("eager") : model::backend_name(p.plan.backend)},
                       {"varlen", p.plan.varlen},
                       {"why", p.why},
                       {"work", p.work},
@@ -231,6 +231,8 @@ nlohmann::json describe_json(const model::ModelShape& shape, const DescribeOptio
                       {"kv_lora_rank", g.spec.kv_lora_rank},
                       {"q_lora_rank", g.spec.q_lora_rank},
                       {"chunk", g.spec.chunk},
+                      {"eager", g.spec.eager},
+                      {"sinks", shape.family.attention_sinks},
                       {"partial_rotary_factor", g.spec.partial_rotary_factor},
                       {"score_flops_per_token_window_honoured",
                        model::attention_score_flops(g.spec, o.width, model::ScoreWork::causal_window) / w},
@@ -273,6 +275,8 @@ void print_text(const nlohmann::json& j, std::ostream& out) {
         << (l["has_v_proj"].get<bool>() ? "" : ", K=V (no v_proj)")
         << (l["window"].get<int64_t>() > 0 ? ", window " + std::to_string(l["window"].get<int64_t>()) : "")
         << (l["chunk"].get<int64_t>() > 0 ? ", chunks of " + std::to_string(l["chunk"].get<int64_t>()) : "")
+        << (l["sinks"].get<bool>() ? ", attention sinks" : "")
+        << (l["eager"].get<bool>() ? ", eager attention (transformers' default: no SDPA; W x W scores materialised)" : "")
         << (l["kv_lora_rank"].get<int64_t>() > 0 ? ", MLA (kv rank " + std::to_string(l["kv_lora_rank"].get<int64_t>()) +
                                                        ", v " + std::to_string(l["v_head_dim"].get<int64_t>()) + ")"
                                                  : "")

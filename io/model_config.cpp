@@ -233,6 +233,7 @@ void parse_llama_family(MapReader& r, model::ModelShape& s) {
     a.partial_rotary_factor = rotary;
     a.scale = pre_attn_scalar > 0 ? 1.0 / std::sqrt(pre_attn_scalar) : 0.0;
     a.logit_softcap = softcap;
+    a.eager = f.eager_attention;
     s.layers.push_back(a);
   }
 }

@@ -131,6 +131,7 @@ GemmFlopsPerToken gemm_flops_per_token(const ModelShape& shape, const ModuleTabl
   const double routed_share =
       shape.moe.num_experts > 0 ? static_cast<double>(shape.moe.top_k) / static_cast<double>(shape.moe.num_experts) : 0.0;
   for (const Module& m : modules) {
+    if (m.kind == ModuleKind::scale) continue;  // router scales, attention sinks: multiplied or added, no GEMM
     const double w = static_cast<double>(m.weight_params());
     switch (m.component) {
       case Component::attention_proj: f.attention_proj += 2 * w; break;
@@ -138,7 +139,7 @@ GemmFlopsPerToken gemm_flops_per_token(const ModelShape& shape, const ModuleTabl
       case Component::dense_mlp: f.dense_mlp += 2 * w; break;
       case Component::experts: f.experts += 2 * w * routed_share; break;
       case Component::shared_experts: f.shared_experts += 2 * w; break;
-      case Component::router: if (m.kind != ModuleKind::scale) f.router += 2 * w; break;
+      case Component::router: f.router += 2 * w; break;
       case Component::lm_head: f.lm_head += 2 * w; break;
       case Component::embedding:
         // the tied embedding is also the LM head

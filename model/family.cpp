@@ -186,6 +186,26 @@ Family glm4() {
   return f;
 }
 
+// GPT-OSS (transformers' GptOssForCausalLM): Llama's pre-norm block with q/k/v/o biases (attention_bias, on when the
+// config is silent) and a learned sink logit per head in every softmax (`self_attn.sinks`); on every layer
+// num_local_experts experts as wide as intermediate_size (Mixtral's schema) with biases on the router and on the
+// experts' fused gate_up_proj and down_proj; sliding_attention layers (every other one from layer 0 without
+// layer_types, GptOssConfig) attend within sliding_window (128). The model class declares _supports_sdpa = False, so
+// transformers' default attention is eager: scores materialised, W x W on every layer, whatever the window
+// (docs/families.md, "Eager attention"). The experts' clamped SwiGLU, (up + 1) * gate * sigmoid(1.702 gate) with both
+// clamped at 7, has a gated MLP's shapes; its clamps and +1 are elementwise passes the memory-bound count leaves out.
+// Weights are priced in the config's dtype (bf16 to fine-tune): the released MXFP4 experts are for inference.
+Family gpt_oss() {
+  Family f = llama_like("gpt_oss", ConfigSchema::mixtral);
+  f.names.router = "router";
+  f.qkv_bias_default = true;  // GptOssConfig.attention_bias = True
+  f.attention_sinks = true;
+  f.eager_attention = true;
+  f.expert_bias = true;
+  f.sliding_pattern_default = 2;  // GptOssConfig.layer_types: sliding, full, sliding, ...
+  return f;
+}
+
 std::vector<Family> built_in() {
   std::vector<Family> table{gemma4_text(), llama_like("llama"), llama_like("mistral"), llama_like("qwen2"),
                             llama_like("qwen3")};
@@ -196,7 +216,7 @@ std::vector<Family> built_in() {
   table[4].qk_norm = true;                // Qwen3: q_norm, k_norm
   for (Family f : {qwen_moe("qwen2_moe"), qwen_moe("qwen3_moe"), mixtral(), llama4_text(), deepseek("deepseek_v2"),
                    deepseek("deepseek_v3"), gemma("gemma", 1), gemma("gemma2", 2), gemma("gemma3_text", 3), phi3(),
-                   olmo2(), olmoe(), gpt_neox(), granite(), olmo3(), smollm3(), glm4()})
+                   olmo2(), olmoe(), gpt_neox(), granite(), olmo3(), smollm3(), glm4(), gpt_oss()})
     table.push_back(f);
   return table;
 }

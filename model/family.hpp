@@ -88,11 +88,18 @@ struct Family {
   bool window_on_nope_layers = false;   // without layer_types, use_sliding_window with a sliding_window makes the
                                         // layers without RoPE slide (no_rope_layers[i] == 0, else every
                                         // no_rope_layer_interval-th), the others full (SmolLM3Config)
+  bool attention_sinks = false;         // a learned per-head sink logit, `self_attn.sinks` [heads], joins each row's
+                                        // softmax (GPT-OSS)
+  bool eager_attention = false;         // transformers' default attn_implementation falls back to eager: the model
+                                        // class declares _supports_sdpa = False (GPT-OSS: SDPA cannot add the sinks),
+                                        // so every layer materialises its scores (docs/families.md, "Eager attention")
 
   // Experts (MoE): transformers' fused layout, gate and up in one [E, 2I, h] tensor, down in [E, h, I].
   bool router_scales = false;           // a hidden-sized scale and a per-expert scale beside the router
   bool dense_beside_experts = false;    // a dense MLP on every layer, experts beside it (Gemma-4)
   bool shared_expert_gate = false;      // a sigmoid gate nn.Linear(h, 1) on the shared expert (Qwen2-MoE)
+  bool expert_bias = false;             // biases on the router ([E]) and the experts (gate_up [E, 2I], down [E, h]):
+                                        // GPT-OSS's GptOssTopKRouter and GptOssExperts
 
   // Embeddings and the rest.
   bool scaled_embedding = false;        // embeddings times sqrt(hidden) (Gemma)

@@ -62,6 +62,7 @@ bool added_after_first_files(std::string_view name) {
 }
 
 StepTerm attention_term(const LayerPlan& plan) {
+  if (plan.eager) return kGemm;  // QK^T and PV as bf16 batched matmuls (cuBLAS), not an SDPA kernel
   if (plan.backend == Backend::math) return kAttentionMath;
   const bool masked = plan.explicit_mask && !plan.varlen;
   if (plan.backend == Backend::efficient) return masked ? kAttentionEfficientMasked : kAttentionEfficient;
@@ -85,6 +86,9 @@ double mask_bytes(const LayerPlan& plan, int64_t layers, double rows, int64_t wi
   const double elements = rows * w * w;  // one (R, 1, W, W) mask, broadcast over the heads
   constexpr double kBuildBytes = 1;      // the stack's bool mask, once per layer type
   constexpr double kBiasBytes = 3;       // convert_boolean_attn_mask's where: bool read, bf16 bias written
+  // Eager: masking_utils' eager_mask turns the bool mask into the additive one once per layer type; each layer's add
+  // reads it inside the eager passes (kEagerScoreBytesForward).
+  if (plan.eager) return elements * (kBuildBytes + kBiasBytes);
   constexpr double kPadBytes = 4;        // preprocess_mask's pad to 8 keys: bf16 read and written
   double per_call = kBiasBytes;
   if (plan.backend == Backend::efficient && width % 8 != 0) per_call += kPadBytes;
@@ -280,6 +284,7 @@ FeatureMaker::FeatureMaker(const ModelShape& shape, const ModuleTable& modules, 
     memory_bytes_per_token_ -= work.routed_activation_bytes;
   }
   mask_passes_ = 1.0 + recompute;
+  eager_score_bytes_ = kEagerScoreBytesForward * static_cast<double>(dtype_bytes(shape.dtype)) / 2.0;
   set_memory_rates(shape, modules, tier, lora_choice);
 }
 
@@ -311,7 +316,11 @@ void FeatureMaker::set_memory_rates(const ModelShape& shape, const ModuleTable& 
   weights_gib_ = rates.weight_bytes / kGiB;
   lora_gib_ = rates.trainable_bytes / kGiB;
   trainable_ = {rates.trainable_param_bytes / kGiB, rates.gradient_bytes / kGiB, rates.optimizer_state_bytes / kGiB};
-  activation_bytes_per_token_ = rates.step_bytes_per_token();
+  saved_bytes_per_token_ = rates.saved_bytes_per_token;
+  logits_bytes_per_token_ = rates.logits_bytes_per_token;
+  working_bytes_per_token_ = rates.working_set_bytes_per_token;
+  eager_peak_bytes_ = rates.eager_peak_bytes;
+  eager_saved_bytes_ = rates.eager_saved_bytes;
   const bool layer_peak = rates.working_set_bytes_per_token > rates.logits_bytes_per_token;
   probe_trainable_gib_ = trainable_.params + (layer_peak ? trainable_.gradients : 0.0);
   if (lora.full) {
@@ -353,6 +362,9 @@ StepFeatures FeatureMaker::step(const MicroBatch& batch) const {
     const double work = per_pair * batch_pairs(t.spec, batch, plan) *
                         unaligned_bias_factor(plan, batch.width, attention_forward_passes_, attention_passes_);
     f.x[attention_term(plan)] += work;
+    if (plan.eager)  // the passes over the materialised scores, heads x W x (W + 1) a row (the sink column included)
+      f.x[kMemoryBound] += rows * static_cast<double>(t.spec.num_heads * t.count) * static_cast<double>(batch.width) *
+                           static_cast<double>(batch.width + 1) * eager_score_bytes_ * memory_passes_ / kGiga;
     if (plan.explicit_mask && !plain.explicit_mask)
       f.x[kMaskPath] += work - per_pair * rows * tiled_pairs(t.spec, batch.width, plain.work);
     f.x[kMaskBytes] += mask_bytes(plan, t.count, rows, batch.width) * mask_passes_ / kGiga;
@@ -391,11 +403,15 @@ MemoryFeatures FeatureMaker::memory(const MicroBatch& batch) const {
   for (const LayerType& t : types_) {
     const LayerPlan& plan = t.at(path, batch.width);
     if (plan.explicit_mask) masks += 1;
-    if (plan.backend == Backend::math)
+    // SDPA's math backend; eager scores are in the architecture's activations below.
+    if (plan.backend == Backend::math && !plan.eager)
       m.y[kMemScore] += rows * static_cast<double>(t.spec.num_heads * t.count) * w * w / kGiB;
   }
   m.y[kMemMask] = rows * w * w * masks / kGiB;
-  m.y[kMemActivation] = rows * w * activation_bytes_per_token_ / kGiB + m.y[kMemMask] * mask_bytes_;
+  const double tokens = rows * w, scores = rows * w * (w + 1);
+  const double step_bytes = tokens * saved_bytes_per_token_ + scores * eager_saved_bytes_ +
+                            std::max(tokens * logits_bytes_per_token_, tokens * working_bytes_per_token_ + scores * eager_peak_bytes_);
+  m.y[kMemActivation] = step_bytes / kGiB + m.y[kMemMask] * mask_bytes_;
   if (expanded_kv_bytes_per_token_ > 0 &&
       std::any_of(types_.begin(), types_.end(), [&](const LayerType& t) { return t.at(path, batch.width).expand_kv; }))
     m.y[kMemActivation] += rows * w * expanded_kv_bytes_per_token_ / kGiB;
@@ -409,6 +425,8 @@ std::string mask_words(const FeatureMaker::LayerType& t, const MicroBatch& batch
   const AttentionPath path = attention_path(batch);
   if (plan.varlen && batch.has_padding() && !batch.packed) return "varlen (padding removed, no mask)";
   if (plan.varlen) return "varlen (documents by cumulative offsets, no mask)";
+  if (plan.eager && !batch.packed && !batch.has_padding())
+    return t.spec.window > 0 ? "eager sliding-window mask (always built)" : "eager causal mask (always built)";
   if (!plan.explicit_mask) {
     return path == AttentionPath::plain && batch.packed ? "none (is_causal; documents attend across)"
                                                         : "none (is_causal)";
@@ -446,6 +464,10 @@ std::string work_words(const LayerPlan& plan) {
 
 std::string why_words(const FeatureMaker& f, const AttentionSpec& spec, const LayerPlan& plan, int sm) {
   const TierRules& tier = f.tier();
+  if (plan.eager)
+    return "eager: transformers' default for this family (its model class declares _supports_sdpa = False), on every "
+           "tier; eager_mask always, repeat_kv, W x (W + 1) scores with the sink column materialised in the "
+           "activations' dtype";
   if (!tier.known) return "unknown tier '" + tier.label + "': one attention rate, the data decide";
   if (tier.flash_attn)
     return "transformers' flash_attention_2: the flash-attn package (no mask; padded or packed rows unpadded to its "
@@ -477,6 +499,7 @@ std::vector<LayerPath> attention_paths(const FeatureMaker& f, const MicroBatch& 
     p.pairs = batch_pairs(t.spec, batch, p.plan);
     p.forward_tflop = AttentionWork{p.type, t.count, t.spec}.flops_per_pair() * static_cast<double>(t.count) * p.pairs / kTera;
     p.term = std::string(kStepTermTable[attention_term(p.plan)].name);
+    if (p.plan.eager) p.term += " (QK^T, PV) + memory_s_per_gb (the passes over the scores)";
     p.mask_gb = mask_bytes(p.plan, t.count, static_cast<double>(batch.num_rows()), batch.width) / kGiga;
     out.push_back(std::move(p));
   }

@@ -513,7 +513,11 @@ class FeatureMaker {
   double embedding_backward_first_gib_ = 0;         // embedding_backward_gib(false)
   double embedding_backward_accumulating_gib_ = 0;  // embedding_backward_gib(true)
   TrainableGib trainable_;
-  double activation_bytes_per_token_ = 0;  // architecture_rates: saved inputs + max(logits, working set)
+  // architecture_rates' parts: saved inputs + max(logits, working set), and eager attention's scores, which grow as
+  // W x (W + 1) (docs/families.md, "Eager attention")
+  double saved_bytes_per_token_ = 0, logits_bytes_per_token_ = 0, working_bytes_per_token_ = 0;
+  double eager_peak_bytes_ = 0, eager_saved_bytes_ = 0;  // per element of R x W x (W + 1)
+  double eager_score_bytes_ = 0;  // memory-bound bytes of one forward over one eager layer's scores, per row x W x (W + 1)
   double mask_bytes_ = 0;                  // architecture_rates: per element of an explicit mask
   // transformers + peft with a recomputed layer as the peak: SDPA saves the k and v that repeat_kv expanded to every
   // query head, on a path that expands them (an explicit mask: padding, a window the width reaches); bytes a token.
@@ -543,6 +547,12 @@ StepTerm attention_term(const LayerPlan& plan);
 constexpr int64_t kCudnnBiasAlignedWidth = 2;
 constexpr double kCudnnUnalignedBiasForward = 1.82;
 constexpr double kCudnnUnalignedBiasBackward = 1.28;
+// transformers' eager_attention_forward over materialised bf16 scores, bytes read and written per score element in
+// one forward (GPT-OSS's, docs/families.md "Eager attention"): the QK^T matmul writes them (2), `* scaling` (4),
+// `+ attention_mask` (6: both read), the concatenation with the sink column (4), the row max (2), the shift by it
+// (4), the softmax (4) and the contiguous copy of its first W columns that the PV matmul reads (4). Like every
+// memory-bound byte (x_memory) the forward's count is multiplied by the passes; the matmuls are GEMMs.
+constexpr double kEagerScoreBytesForward = 30;
 // Whether a layer under `plan` at `width` takes that path: cuDNN fed an explicit (non-varlen) mask, an odd width.
 bool pays_unaligned_bias(const LayerPlan& plan, int64_t width);
 // The factor on a layer's attention work under `plan` at `width` (1 but for cuDNN with a bias at an odd width),

@@ -93,7 +93,7 @@ int64_t checked_bytes(double bytes, const std::string& what) {
 double explicit_masks(const ModelShape& shape, int64_t width, bool padded) {
   double masks = 0;
   for (const LayerGroup& g : layers_by_type(shape))
-    if (padded || (g.spec.window > 0 && width >= g.spec.window) || (g.spec.chunk > 0 && width > g.spec.chunk)) masks += 1;
+    if (padded || g.spec.eager || (g.spec.window > 0 && width >= g.spec.window) || (g.spec.chunk > 0 && width > g.spec.chunk)) masks += 1;
   return masks;
 }
 
@@ -261,6 +261,29 @@ double ArchitectureMemoryRates::step_bytes_per_token() const {
   return saved_bytes_per_token + std::max(logits_bytes_per_token, working_set_bytes_per_token);
 }
 
+namespace {
+
+// Eager attention's score tensors, R x heads x W x (W + 1) in the activations' dtype (transformers'
+// eager_attention_forward as GPT-OSS runs it: the sink column joins the row before the softmax). Its recompute holds
+// at most three at once: in the forward the scores and the next op's output (the masked sum, the concatenation with
+// the sinks, the shifted logits, the softmax, the contiguous copy of its first W columns) beside the softmax's saved
+// output; in the backward the softmax's output and the matmul's saved probabilities with the gradient arriving, then
+// the gradient in and out of the softmax beside one of them. Without recompute each layer keeps its two saved ones.
+constexpr double kEagerPeakScoreCopies = 3;
+constexpr double kEagerSavedScoreCopies = 2;
+
+void set_eager_scores(const ModelShape& shape, const TrainingSetup& setup, ArchitectureMemoryRates& r) {
+  const double a = static_cast<double>(setup.activation_bytes);
+  for (const AttentionSpec& l : shape.layers) {
+    if (!l.eager) continue;
+    const double heads = static_cast<double>(l.num_heads);
+    if (setup.recompute) r.eager_peak_bytes = std::max(r.eager_peak_bytes, kEagerPeakScoreCopies * a * heads);
+    else r.eager_saved_bytes += kEagerSavedScoreCopies * a * heads;
+  }
+}
+
+}  // namespace
+
 ArchitectureMemoryRates architecture_rates(const ModelShape& shape, const TrainingSetup& setup,
                                            const ArchitectureMemoryConstants& c) {
   return architecture_rates(shape, expand_modules(shape), setup, c);
@@ -299,6 +322,7 @@ ArchitectureMemoryRates architecture_rates(const ModelShape& shape, const Module
                                                                                    : setup.lora_targets,
                                                         setup.lora_dropout, setup.activation_bytes, setup.lora_autocast);
   r.mask_bytes = c.mask_bytes;
+  set_eager_scores(shape, setup, r);
   if (!setup.recompute && setup.peft_layers) {  // what autograd saved in every layer, instead of checkpoint inputs
     r.saved_bytes_per_token = peft_saved_bytes_per_token(
         shape, modules, setup, setup.lora_targets.empty() ? default_lora_targets(modules) : setup.lora_targets, r.full);
@@ -336,9 +360,10 @@ MemoryTable architecture_memory(const ModelShape& shape, const TrainingSetup& se
                                 const ArchitectureMemoryConstants& c) {
   const ArchitectureMemoryRates r = architecture_rates(shape, setup, c);
   const double tokens = static_cast<double>(rows) * static_cast<double>(width);
-  const double saved = tokens * r.saved_bytes_per_token;
+  const double scores = static_cast<double>(rows) * static_cast<double>(width) * static_cast<double>(width + 1);
+  const double saved = tokens * r.saved_bytes_per_token + scores * r.eager_saved_bytes;
   const double logits = tokens * r.logits_bytes_per_token;
-  const double working_set = tokens * r.working_set_bytes_per_token;
+  const double working_set = tokens * r.working_set_bytes_per_token + scores * r.eager_peak_bytes;
   const double masks = static_cast<double>(rows) * static_cast<double>(width) * static_cast<double>(width) *
                        explicit_masks(shape, width, setup.padded) * r.mask_bytes;
   MemoryTable t;

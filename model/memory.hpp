@@ -86,6 +86,11 @@ struct ArchitectureMemoryRates {
   double logits_bytes_per_token = 0;
   double working_set_bytes_per_token = 0;
   double mask_bytes = 0;             // per element of each explicit R x W x W mask
+  // Eager attention's materialised scores (docs/families.md, "Eager attention"), bytes per element of R x W x (W + 1):
+  // in the recomputed layer's working set (`eager_peak_bytes`), or without recompute kept by every eager layer until
+  // its backward (`eager_saved_bytes`). 0 for a family on SDPA.
+  double eager_peak_bytes = 0;
+  double eager_saved_bytes = 0;
   double run_bytes() const { return weight_bytes + trainable_bytes; }
   // Saved inputs plus the larger of the logits path and one layer's recompute working set.
   double step_bytes_per_token() const;

@@ -65,6 +65,10 @@ void add_attention(std::vector<Module>& out, int64_t layer, const ModelShape& sh
   }
   out.push_back(linear(layer, p, n.o_proj, Component::attention_proj, q_out, h, a.o_bias));
   add_qk_norms(out, layer, shape, a);
+  // GPT-OSS's sink logits: one learned scalar per head, a bare parameter (no GEMM, no LoRA target).
+  if (shape.family.attention_sinks)
+    out.push_back(Module{layer_prefix(layer) + p + "sinks", "sinks", ModuleKind::scale, Component::attention_proj, layer,
+                         a.num_heads, 1, 1, false});
 }
 
 // A gated MLP (gate, up, down, or gate and up fused) or an ungated one (GPT-NeoX: up, down) of width `width`.
@@ -90,17 +94,20 @@ void add_experts(std::vector<Module>& out, int64_t layer, const ModelShape& shap
   const int64_t h = shape.hidden_size;
   const MoeSpec& m = shape.moe;
   const std::string pre = layer_prefix(layer);
+  // GPT-OSS (Family::expert_bias): a bias on the router's [E] logits, and the experts' gate_up_proj_bias [E, 2I] and
+  // down_proj_bias [E, h] beside their weights.
+  const bool bias = shape.family.expert_bias;
   out.push_back(Module{pre + n.router_path + n.router, n.router, ModuleKind::router, Component::router, layer, h,
-                       m.num_experts, 1, false});
+                       m.num_experts, 1, bias});
   if (shape.family.router_scales) {
     out.push_back(Module{pre + "router.scale", "scale", ModuleKind::scale, Component::router, layer, h, 1, 1, false});
     out.push_back(Module{pre + "router.per_expert_scale", "per_expert_scale", ModuleKind::scale,
                          Component::router, layer, m.num_experts, 1, 1, false});
   }
   out.push_back(Module{pre + n.experts + "gate_up_proj", "gate_up_proj", ModuleKind::experts, Component::experts,
-                       layer, h, 2 * m.intermediate_size, m.num_experts, false});
+                       layer, h, 2 * m.intermediate_size, m.num_experts, bias});
   out.push_back(Module{pre + n.experts + "down_proj", "down_proj", ModuleKind::experts, Component::experts, layer,
-                       m.intermediate_size, h, m.num_experts, false});
+                       m.intermediate_size, h, m.num_experts, bias});
   if (m.shared_intermediate_size > 0) {
     add_mlp(out, layer, shape, n.shared_expert, m.shared_intermediate_size, Component::shared_experts);
     if (shape.family.shared_expert_gate)

@@ -26,6 +26,7 @@ struct AttentionSpec {
   double scale = 0;               // softmax scale; 0 = the family's (Gemma-2/3: query_pre_attn_scalar^-1/2)
   double logit_softcap = 0;       // tanh cap on the scores (Gemma-2 attn_logit_softcapping); 0 = none
   int64_t chunk = 0;              // chunked attention (Llama-4): queries see keys of their own chunk only
+  bool eager = false;             // transformers' eager attention (Family::eager_attention): scores materialised
   // Multi-head latent attention (DeepSeek-V2/V3): head_dim is q/k's (nope + rope), v_head_dim v's.
   int64_t v_head_dim = 0;         // 0 = head_dim
   int64_t q_lora_rank = 0;        // q through a low-rank q_a_proj / q_b_proj; 0 = one q_proj

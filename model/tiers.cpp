@@ -332,6 +332,16 @@ bool expands_kv(const TierRules& tier, const AttentionSpec& layer, bool explicit
   return true;
 }
 
+LayerPlan eager_plan() {
+  LayerPlan p;
+  p.backend = Backend::math;
+  p.explicit_mask = true;
+  p.expand_kv = true;
+  p.work = ScoreWork::full_square;
+  p.eager = true;
+  return p;
+}
+
 namespace {
 
 // transformers' flash_attention_2 path (TierRules::flash_attn): _flash_attention_forward calls flash_attn_func
@@ -356,6 +366,7 @@ LayerPlan plan_flash_attn(const AttentionSpec& layer, bool padded_or_packed, boo
 
 LayerPlan plan_layer(const TierRules& tier, const AttentionSpec& layer, bool padded_or_packed, int sm,
                      bool window_bites) {
+  if (layer.eager) return eager_plan();  // the family's own attention code, whatever the tier asks
   if (tier.flash_attn) return plan_flash_attn(layer, padded_or_packed, window_bites);
   LayerPlan p;
   const bool windowed = local_attention_size(layer) > 0 && window_bites;
@@ -398,6 +409,7 @@ AttentionPath attention_path(const MicroBatch& batch) {
 }
 
 LayerPlan plan_varlen_layer(const TierRules& tier, const AttentionSpec& layer, int sm, bool window_bites) {
+  if (layer.eager) return eager_plan();
   if (tier.flash_attn) return plan_flash_attn(layer, true, window_bites);
   constexpr int64_t kFlashMaxHeadDim = 256;
   const bool forced_math = !tier.auto_backend && tier.forced == Backend::math;
@@ -421,6 +433,7 @@ LayerPlan plan_varlen_layer(const TierRules& tier, const AttentionSpec& layer, i
 }
 
 LayerPlan plan_path(const TierRules& tier, const AttentionSpec& layer, AttentionPath path, int sm, bool window_bites) {
+  if (layer.eager) return eager_plan();  // eager_attention_forward has no varlen entry point
   if (tier.flash_attn) return plan_flash_attn(layer, path != AttentionPath::plain, window_bites);
   // transformers under attn_implementation="sdpa" has no varlen path: packed rows (position_ids restarting, no
   // 2-D mask) get the block-diagonal mask of masking_utils' packed_sequence_mask (docs/families.md).

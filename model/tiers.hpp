@@ -99,6 +99,9 @@ struct LayerPlan {
   // Documents given to the kernel by cumulative offsets (flash / efficient varlen): `work` applies to each
   // document of the row, not to the row's width.
   bool varlen = false;
+  // transformers' eager attention (AttentionSpec::eager), not SDPA: matmul, the additive mask, softmax and matmul
+  // over materialised scores in the activations' dtype, on every path and tier (eager_plan).
+  bool eager = false;
 };
 
 // How a micro-batch reaches attention: no mask (is_causal), an explicit 4-D mask (padding, or packed
@@ -135,6 +138,12 @@ std::string backend_reason(const AttentionSpec& layer, bool explicit_mask, bool 
 
 // Whether a stack repeats K/V to the query heads for this layer (the tier's Gqa rule).
 bool expands_kv(const TierRules& tier, const AttentionSpec& layer, bool explicit_mask);
+
+// The plan of a layer transformers runs with eager_attention_forward (AttentionSpec::eager; docs/families.md, "Eager
+// attention"): masking_utils' eager_mask never skips the mask (allow_is_causal_skip=False), so an explicit
+// (R, 1, W, W) additive mask on every path; repeat_kv always; the full W x W of scores materialised (a window only
+// masks them); backend math, the one SDPA backend with the same work. No varlen path.
+LayerPlan eager_plan();
 
 // The plan of one layer: explicit mask when the batch is padded or packed, the tier says mask-explicit,
 // or the window bites (window_needs_mask) and the kernel cannot be told about it; K/V expansion from the

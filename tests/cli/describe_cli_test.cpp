@@ -190,3 +190,29 @@ TEST_CASE("describe's micro-batch flags: every problem at once, exit 2", "[cli][
   CHECK(pack.exit_code == 2);
   CHECK_THAT(pack.err, Contains("--pack-attention 'sideways'"));
 }
+
+TEST_CASE("describe shows GPT-OSS's eager attention, per layer type and on its attention path", "[cli][describe][attention]") {
+  const auto plain = run_cli("describe --model gpt-oss-20b");
+  REQUIRE(plain.exit_code == 0);
+  CHECK_THAT(plain.out, Contains("20,914,757,184"));
+  CHECK_THAT(plain.out, Contains("sliding_attention x12: 64 heads x 64, 8 KV heads, window 128, attention sinks, eager attention"));
+  const auto r = run_cli("describe --model gpt-oss-20b --rows 4096,4096 --format json");
+  REQUIRE(r.exit_code == 0);
+  const auto p = nlohmann::json::parse(r.out)["attention_path"];
+  REQUIRE(p["layers"].size() == 2);
+  for (const auto& l : p["layers"]) {
+    CHECK(l["count"] == 12);
+    CHECK(l["backend"] == "eager");
+    CHECK(l["explicit_mask"] == true);
+    CHECK(l["kv"] == "repeat_kv");
+    CHECK(l["work"] == "W x W");
+    CHECK(l["pairs_per_layer"].get<double>() == Approx(2 * 4096.0 * 4096));
+    CHECK(l["term"] == "gemm_s_per_tflop (QK^T, PV) + memory_s_per_gb (the passes over the scores)");
+  }
+  CHECK(p["layers"][0]["mask"] == "eager sliding-window mask (always built)");
+  CHECK(p["layers"][1]["mask"] == "eager causal mask (always built)");
+  CHECK(p["first_seen_graphs"] == 0);  // no cuDNN graph: nothing goes through SDPA
+  const auto text = run_cli("describe --model gpt-oss-20b --rows 4096,4096");
+  CHECK_THAT(text.out, Contains("backend eager"));
+  CHECK_THAT(text.out, Contains("_supports_sdpa = False"));
+}

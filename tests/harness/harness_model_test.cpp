@@ -97,7 +97,8 @@ TEST_CASE("families described but not built yet are refused by name, before any 
   auto c = GENERATE(values<Case>({{"phi-4", "fused projections"},
                                   {"deepseek-v2-lite", "multi-head latent attention"},
                                   {"llama-4-scout-17b-16e", "ungated shared experts"},
-                                  {"olmo-2-7b", "its block wiring"}}));
+                                  {"olmo-2-7b", "its block wiring"},
+                                  {"gpt-oss-20b", "eager attention with per-head sink logits in the softmax"}}));
   const auto shape = stepcast::io::load_model_config(std::string(STEPCAST_SCENARIOS) + "/models/" + c.model + ".json");
   h::BuildOptions o;
   o.device = torch::Device(torch::kMeta);

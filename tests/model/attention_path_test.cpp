@@ -9,6 +9,7 @@
 #include "io/model_config.hpp"
 #include "model/errors.hpp"
 #include "model/features.hpp"
+#include "model/memory.hpp"
 #include "model/tiers.hpp"
 
 namespace sm = stepcast::model;
@@ -223,4 +224,75 @@ TEST_CASE("padded positions' share: every GEMM category by the padded tokens, at
   }
   // An unpadded batch has no padded share.
   for (const auto& s : sm::padded_shares(f, rows({4096, 4096}, 4096))) CHECK(s.padded == Approx(0).margin(1e-9));
+}
+
+// GPT-OSS (docs/families.md, "Eager attention"): GptOssPreTrainedModel declares _supports_sdpa = False, so transformers'
+// default attn_implementation falls back to eager_attention_forward; its mask is eager_mask's (never skipped), K/V are
+// repeated, and the whole W x W of scores is materialised, the window only masking them.
+TEST_CASE("GPT-OSS takes transformers' eager attention on every layer, path and tier", "[tiers][families][eager]") {
+  const auto shape = stepcast::io::load_model("gpt-oss-20b");
+  for (const std::string tier : {"hf-peft/sdpa-grouped_mm", "sdpa-auto/grouped/gqa-expand", "sdpa-flash/grouped"}) {
+    const sm::FeatureMaker f(shape, sm::parse_tier(tier), sm::gpu_info("NVIDIA H200"));
+    for (const std::string name : {"unpadded 2k", "padded 8k", "packed 8k"}) {
+      const sm::MicroBatch b = batch(name);
+      const auto paths = sm::attention_paths(f, b);
+      REQUIRE(paths.size() == 2);  // sliding_attention x12, full_attention x12
+      for (const auto& p : paths) {
+        INFO(tier << ", " << name << ", " << p.type << ": " << p.mask << "; " << p.why);
+        CHECK(p.layers == 12);
+        CHECK(p.plan.eager);
+        CHECK(p.plan.backend == sm::Backend::math);
+        CHECK(p.plan.explicit_mask);
+        CHECK_FALSE(p.plan.varlen);
+        CHECK(p.kv == "repeat_kv");
+        CHECK(p.plan.work == sm::ScoreWork::full_square);
+        CHECK(p.pairs == Approx(static_cast<double>(b.num_rows()) * static_cast<double>(b.width) * b.width));
+        CHECK(p.term.rfind("gemm_s_per_tflop (QK^T, PV) + memory_s_per_gb", 0) == 0);
+        CHECK(p.why.find("_supports_sdpa = False") != std::string::npos);
+        if (!b.packed && !b.has_padding())
+          CHECK(p.mask == (p.type == "sliding_attention" ? "eager sliding-window mask (always built)"
+                                                         : "eager causal mask (always built)"));
+        CHECK(p.mask_gb > 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("eager scores: GEMM and memory-bound work, and the recomputed layer's W x (W + 1) copies", "[tiers][eager]") {
+  const auto eager = stepcast::io::load_model("gpt-oss-20b");
+  auto sdpa = eager;  // the same shape on SDPA, for the differences
+  for (auto& a : sdpa.layers) a.eager = false;
+  const auto tier = sm::parse_tier("hf-peft/sdpa-grouped_mm");
+  const sm::FeatureMaker fe(eager, tier, sm::gpu_info("NVIDIA H200"));
+  const sm::FeatureMaker fs(sdpa, tier, sm::gpu_info("NVIDIA H200"));
+  const sm::MicroBatch b = rows({4096, 4096}, 4096);
+  const auto xe = fe.step(b), xs = fs.step(b);
+  // No SDPA term: the matmuls are GEMMs, 2 x 64 heads x (64 + 64) FLOPs a pair over 4096^2 pairs (the tile already
+  // divides 4096) for each row and each of the 24 layers, 3.5 passes (no ckpt extra in the label).
+  for (int t : {sm::kAttention, sm::kAttentionMasked, sm::kAttentionEfficient, sm::kAttentionEfficientMasked,
+                sm::kAttentionMath})
+    CHECK(xe.x[t] == 0);
+  const double pairs = 2.0 * 4096 * 4096 * 24;
+  CHECK(xe.x[sm::kGemm] - xs.x[sm::kGemm] == Approx(pairs * 2 * 64 * 128 * 3.5 / 1e12));
+  // 30 bytes a score element a forward, 64 heads x 4096 x 4097 a row and a layer, times the 3 memory passes.
+  CHECK(xe.x[sm::kMemoryBound] - xs.x[sm::kMemoryBound] == Approx(2.0 * 64 * 24 * 4096 * 4097 * 30 * 3 / 1e9));
+  // Memory: the math backend's score term never sees them (the architecture's activations do).
+  CHECK(fe.memory(b).y[sm::kMemScore] == 0);
+  sm::TrainingSetup setup;
+  const auto r = sm::architecture_rates(eager, setup);
+  CHECK(r.eager_peak_bytes == Approx(3.0 * 2 * 64));  // three bf16 copies of 64 heads in the recomputed layer
+  CHECK(r.eager_saved_bytes == 0);
+  setup.recompute = false;
+  CHECK(sm::architecture_rates(eager, setup).eager_saved_bytes == Approx(24.0 * 2 * 2 * 64));  // two kept a layer
+  // One row of 16384: the recomputed layer with its scores (103 GB) outgrows the logits path (39.7 GB).
+  sm::TrainingSetup ckpt;
+  const auto table = sm::architecture_memory(eager, ckpt, 1, 16384);
+  bool found = false;
+  for (const auto& item : table.items)
+    if (item.name == "layer_recompute_working_set") {
+      found = true;
+      CHECK(static_cast<double>(item.bytes) ==
+            Approx(16384.0 * r.working_set_bytes_per_token + 16384.0 * 16385 * 3 * 2 * 64));
+    }
+  CHECK(found);
 }

@@ -69,6 +69,15 @@ TEST_CASE("describe's totals equal the published checkpoint totals, family by fa
            40LL * ((4096 * 4096 + 4096) + 2 * (4096 * 256 + 256) + 4096 * 4096 + 4096 * 2 * 13696 + 13696 * 4096 +
                    4 * 4096) +
            4096},
+      // gpt-oss-20b in bf16 (20,914,757,184: GGUF general.parameter_count, the model lists' total; not the MXFP4
+      // checkpoint's storage), by hand: untied 201088 x 2880 embedding and head, 24 layers of (q 2880 x 64 x 64 + 4096
+      // bias; k, v 2880 x 8 x 64 + 512 bias each; o 4096 x 2880 + 2880 bias; 64 sinks; the router 32 x 2880 + 32 bias;
+      // 32 experts of gate_up 2880 x 2 x 2880 + 5760 bias and down 2880 x 2880 + 2880 bias; two norms of 2880), a norm.
+      {"gpt-oss-20b", "gpt_oss",
+       2LL * 201088 * 2880 +
+           24LL * ((2880 * 4096 + 4096) + 2 * (2880 * 512 + 512) + (4096 * 2880 + 2880) + 64 + (32 * 2880 + 32) +
+                   32LL * (2880 * 5760 + 5760 + 2880 * 2880 + 2880) + 2 * 2880) +
+           2880},
   }));
   INFO(c.model);
   const auto shape = load(c.model);
@@ -265,4 +274,81 @@ TEST_CASE("GLM-4: separate biased q/k/v, a fused gate_up_proj, four norms a laye
   const auto plain = load_text("glm4", tiny + R"(, "attention_bias": false, "partial_rotary_factor": 1.0})");
   CHECK_FALSE(plain.layers[0].qkv_bias);
   CHECK(plain.layers[0].partial_rotary_factor == Approx(1.0));
+}
+
+namespace {
+model::ModelShape tiny(const std::string& name) {
+  return io::load_model_config(std::string(STEPCAST_TEST_DATA) + "/configs/" + name + ".json");
+}
+std::vector<std::string> layer0_names(const model::ModelShape& s) {
+  std::vector<std::string> names;
+  for (const auto& m : model::expand_modules(s))
+    if (m.layer == 0) names.push_back(m.name + (m.bias ? "+bias" : ""));
+  return names;
+}
+}  // namespace
+
+TEST_CASE("GPT-OSS: biased q/k/v/o, sinks, biased router and experts, alternating windows, eager", "[family]") {
+  const auto s = tiny("tiny-gpt-oss");
+  CHECK(s.family.name == "gpt_oss");
+  CHECK_FALSE(s.tie_word_embeddings);
+  // GptOssConfig without layer_types: layer 0 slides within sliding_window, layer 1 attends fully; every layer eager.
+  REQUIRE(s.num_layers() == 2);
+  CHECK(s.layers[0].type == "sliding_attention");
+  CHECK(s.layers[0].window == 8);
+  CHECK(s.layers[1].type == "full_attention");
+  CHECK(s.layers[1].window == 0);
+  for (const auto& a : s.layers) {
+    CHECK(a.qkv_bias);  // GptOssConfig.attention_bias = True when the config is silent
+    CHECK(a.o_bias);
+    CHECK(a.eager);
+  }
+  CHECK(s.moe.num_experts == 4);
+  CHECK(s.moe.top_k == 2);
+  CHECK(s.moe.intermediate_size == 48);
+  CHECK(s.moe.dense_layers.empty());
+  CHECK(layer0_names(s) == std::vector<std::string>{"layers.0.self_attn.q_proj+bias", "layers.0.self_attn.k_proj+bias",
+                                                   "layers.0.self_attn.v_proj+bias", "layers.0.self_attn.o_proj+bias",
+                                                   "layers.0.self_attn.sinks", "layers.0.mlp.router+bias",
+                                                   "layers.0.mlp.experts.gate_up_proj+bias",
+                                                   "layers.0.mlp.experts.down_proj+bias", "layers.0.input_layernorm",
+                                                   "layers.0.post_attention_layernorm"});
+  // By hand: untied 100 x 64 embedding and head; a layer holds q 64 x 64 + 64, k and v 64 x 32 + 32 each (2 K/V heads
+  // of 16), o 64 x 64 + 64, 4 sinks, the router 4 x 64 + 4, gate_up 4 x 64 x 96 + 4 x 96, down 4 x 48 x 64 + 4 x 64 and
+  // two norms of 64; a final norm.
+  const int64_t layer = (64 * 64 + 64) + 2 * (64 * 32 + 32) + (64 * 64 + 64) + 4 + (4 * 64 + 4) + (4 * 64 * 96 + 4 * 96) +
+                        (4 * 48 * 64 + 4 * 64) + 2 * 64;
+  CHECK(model::count_params(s).total == 2 * 100 * 64 + 2 * layer + 64);
+  CHECK(model::count_params(s).total == 113616);
+  // peft's all-linear: the router and the stacked experts are not nn.Linear, the sinks a bare parameter.
+  CHECK(model::default_lora_targets(s) == std::vector<std::string>{"q_proj", "k_proj", "v_proj", "o_proj"});
+  // The sinks are added to the scores, no GEMM: the attention projections' FLOPs are 2 x their weights.
+  const auto flops = model::gemm_flops_per_token(s);
+  CHECK(flops.attention_proj == Approx(2.0 * 2 * (64 * 64 + 2 * 64 * 32 + 64 * 64)));
+  CHECK(flops.router == Approx(2.0 * 2 * 4 * 64));
+  // The released checkpoint's MXFP4 quantization_config is refused by predictions, counted by describe.
+  const auto q = load_text("gpt_oss_mxfp4", R"({"model_type": "gpt_oss", "hidden_size": 64, "intermediate_size": 48,
+      "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16, "num_hidden_layers": 2, "vocab_size": 100,
+      "num_local_experts": 4, "num_experts_per_tok": 2, "sliding_window": 8,
+      "quantization_config": {"quant_method": "mxfp4", "modules_to_not_convert": ["lm_head"]}})");
+  CHECK(q.quantization == "mxfp4");
+  CHECK(model::count_params(q).total == 113616);
+}
+
+TEST_CASE("GPT-OSS-20B as published: 24 layers, windows of 128 on the even ones, 32 experts top-4", "[family]") {
+  const auto g = load("gpt-oss-20b");
+  REQUIRE(g.num_layers() == 24);
+  for (int64_t i = 0; i < 24; ++i) {
+    const auto& a = g.layers[static_cast<size_t>(i)];
+    CHECK(a.window == (i % 2 == 0 ? 128 : 0));
+    CHECK(a.num_heads == 64);
+    CHECK(a.num_kv_heads == 8);
+    CHECK(a.head_dim == 64);
+    CHECK(a.eager);
+  }
+  CHECK(g.moe.num_experts == 32);
+  CHECK(g.moe.top_k == 4);
+  CHECK(g.moe.intermediate_size == 2880);
+  CHECK(g.dtype == "bfloat16");
+  CHECK(g.quantization.empty());
 }
