@@ -514,8 +514,8 @@ struct Model::Impl {
   }
 
   // What `describe` reads but the harness cannot run yet: another block wiring, fused or latent projections,
-  // shared experts without Qwen2-MoE's gate (Llama-4, DeepSeek: their routers differ too), GPT-OSS's
-  // sinks, eager softmax, expert biases and clamped SwiGLU. Refused by
+  // shared experts without Qwen2-MoE's gate (Llama-4, DeepSeek: their routers differ too), an ungated MLP and
+  // LayerNorms with biases (StarCoder2), GPT-OSS's sinks, eager softmax, expert biases and clamped SwiGLU. Refused by
   // name before anything is allocated, rather than run a forward that is not the model's (docs/families.md has the checklist).
   void refuse_unbuilt() const {
     std::string why;
@@ -524,6 +524,8 @@ struct Model::Impl {
     else if (!family.names.fused_qkv.empty() || !family.names.fused_gate_up.empty()) why = "fused projections";
     else if (!shape.layers.empty() && shape.layers.front().mla()) why = "multi-head latent attention";
     else if (shape.moe.shared_intermediate_size > 0 && !family.shared_expert_gate) why = "ungated shared experts";
+    else if (family.names.gate_proj.empty()) why = "an ungated MLP";
+    else if (family.norm_bias) why = "LayerNorms with biases";
     else if (family.attention_sinks || family.eager_attention)
       why = "eager attention with per-head sink logits in the softmax";
     else if (family.expert_bias) why = "experts and router with biases and a clamped SwiGLU";

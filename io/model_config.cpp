@@ -29,6 +29,7 @@ void read_common(MapReader& r, model::ModelShape& s) {
   else r.read("vocab_size", s.vocab_size, true, 1);
   r.read("intermediate_size", s.intermediate_size, true, 1);
   r.read("rms_norm_eps", s.rms_norm_eps, false, 0.0);
+  if (has_value(r, "norm_epsilon")) r.read("norm_epsilon", s.rms_norm_eps, false, 0.0);  // Starcoder2Config
   r.read("max_position_embeddings", s.max_position_embeddings, false, 1);
   if (has_value(r, "torch_dtype")) r.read("torch_dtype", s.dtype, false);
   if (has_value(r, "dtype")) r.read("dtype", s.dtype, false);
@@ -193,6 +194,10 @@ void parse_llama_family(MapReader& r, model::ModelShape& s) {
   if (has_value(r, "attention_bias")) r.read("attention_bias", attention_bias, false);
   s.mlp_bias = f.mlp_bias_default;
   if (has_value(r, "mlp_bias")) r.read("mlp_bias", s.mlp_bias, false);
+  if (has_value(r, "use_bias")) {  // Starcoder2Config: one key for q/k/v/o and the MLP's biases
+    r.read("use_bias", attention_bias, false);
+    s.mlp_bias = attention_bias;
+  }
   double theta = 10000.0, local_theta = 10000.0, pre_attn_scalar = 0, softcap = 0;
   if (has_value(r, "rope_theta")) r.read("rope_theta", theta, false, 0.0);
   local_theta = theta;

@@ -206,6 +206,24 @@ Family gpt_oss() {
   return f;
 }
 
+// StarCoder2 (transformers' Starcoder2ForCausalLM, Mistral's model with StarCoder's modules): LayerNorms with biases
+// (norm_epsilon), q/k/v/o and an ungated GELU(tanh) MLP, mlp.c_fc -> mlp.c_proj, all with biases (use_bias, on when the
+// config is silent); Llama's pre-norm block; sliding_window, when not null, on every layer (Mistral's mask); tied
+// embeddings unless the config says otherwise (PretrainedConfig's default).
+Family starcoder2() {
+  Family f = llama_like("starcoder2");
+  f.names.gate_proj = "";
+  f.names.up_proj = "c_fc";
+  f.names.down_proj = "c_proj";
+  f.qkv_bias_default = true;  // Starcoder2Config.use_bias = True
+  f.mlp_bias_default = true;
+  f.norm_bias = true;         // nn.LayerNorm
+  f.activation_default = "gelu_pytorch_tanh";
+  f.window_on_every_layer = true;
+  f.tie_default = true;
+  return f;
+}
+
 std::vector<Family> built_in() {
   std::vector<Family> table{gemma4_text(), llama_like("llama"), llama_like("mistral"), llama_like("qwen2"),
                             llama_like("qwen3")};
@@ -216,7 +234,7 @@ std::vector<Family> built_in() {
   table[4].qk_norm = true;                // Qwen3: q_norm, k_norm
   for (Family f : {qwen_moe("qwen2_moe"), qwen_moe("qwen3_moe"), mixtral(), llama4_text(), deepseek("deepseek_v2"),
                    deepseek("deepseek_v3"), gemma("gemma", 1), gemma("gemma2", 2), gemma("gemma3_text", 3), phi3(),
-                   olmo2(), olmoe(), gpt_neox(), granite(), olmo3(), smollm3(), glm4(), gpt_oss()})
+                   olmo2(), olmoe(), gpt_neox(), granite(), olmo3(), smollm3(), glm4(), gpt_oss(), starcoder2()})
     table.push_back(f);
   return table;
 }

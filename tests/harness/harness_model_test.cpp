@@ -98,6 +98,7 @@ TEST_CASE("families described but not built yet are refused by name, before any 
                                   {"deepseek-v2-lite", "multi-head latent attention"},
                                   {"llama-4-scout-17b-16e", "ungated shared experts"},
                                   {"olmo-2-7b", "its block wiring"},
+                                  {"starcoder2-7b", "an ungated MLP"},
                                   {"gpt-oss-20b", "eager attention with per-head sink logits in the softmax"}}));
   const auto shape = stepcast::io::load_model_config(std::string(STEPCAST_SCENARIOS) + "/models/" + c.model + ".json");
   h::BuildOptions o;

@@ -78,6 +78,14 @@ TEST_CASE("describe's totals equal the published checkpoint totals, family by fa
            24LL * ((2880 * 4096 + 4096) + 2 * (2880 * 512 + 512) + (4096 * 2880 + 2880) + 64 + (32 * 2880 + 32) +
                    32LL * (2880 * 5760 + 5760 + 2880 * 2880 + 2880) + 2 * 2880) +
            2880},
+      // StarCoder2-7B (7,173,923,840, the Hub's 7.17 B), by hand: a tied 49152 x 4608 embedding, 32 layers of (q, o 4608^2
+      // + a 4608 bias each; k, v 4608 x 512 + a 512 bias each: 4 K/V heads of 128; c_fc 4608 x 18432 + 18432, c_proj
+      // 18432 x 4608 + 4608; two LayerNorms of 4608 with biases), a LayerNorm with its bias.
+      {"starcoder2-7b", "starcoder2",
+       49152LL * 4608 +
+           32LL * (2 * (4608LL * 4608 + 4608) + 2 * (4608 * 512 + 512) + (4608LL * 18432 + 18432) +
+                   (18432LL * 4608 + 4608) + 2 * 2 * 4608) +
+           2 * 4608},
   }));
   INFO(c.model);
   const auto shape = load(c.model);
@@ -351,4 +359,44 @@ TEST_CASE("GPT-OSS-20B as published: 24 layers, windows of 128 on the even ones,
   CHECK(g.moe.intermediate_size == 2880);
   CHECK(g.dtype == "bfloat16");
   CHECK(g.quantization.empty());
+}
+
+TEST_CASE("StarCoder2: LayerNorms with biases, an ungated biased c_fc/c_proj MLP, a window on every layer", "[family]") {
+  const auto s = tiny("tiny-starcoder2");
+  CHECK(s.family.name == "starcoder2");
+  CHECK(s.tie_word_embeddings);  // PretrainedConfig's default: the published config is silent
+  CHECK(s.hidden_activation == "gelu_pytorch_tanh");
+  CHECK(s.rms_norm_eps == Approx(1e-5));
+  CHECK(s.mlp_bias);
+  for (const auto& a : s.layers) {
+    CHECK(a.qkv_bias);
+    CHECK(a.o_bias);
+    CHECK(a.window == 16);  // Mistral's mask: sliding_window on every layer
+    CHECK_FALSE(a.eager);
+  }
+  CHECK(layer0_names(s) == std::vector<std::string>{"layers.0.self_attn.q_proj+bias", "layers.0.self_attn.k_proj+bias",
+                                                   "layers.0.self_attn.v_proj+bias", "layers.0.self_attn.o_proj+bias",
+                                                   "layers.0.mlp.c_fc+bias", "layers.0.mlp.c_proj+bias",
+                                                   "layers.0.input_layernorm+bias",
+                                                   "layers.0.post_attention_layernorm+bias"});
+  // By hand: a tied 100 x 64 embedding; a layer holds q and o 64 x 64 + 64, k and v 64 x 32 + 32 (2 K/V heads of 16),
+  // c_fc 64 x 128 + 128, c_proj 128 x 64 + 64, two LayerNorms of 64 + 64; a final LayerNorm of 64 + 64.
+  const int64_t layer = 2 * (64 * 64 + 64) + 2 * (64 * 32 + 32) + (64 * 128 + 128) + (128 * 64 + 64) + 2 * 2 * 64;
+  CHECK(model::count_params(s).total == 100 * 64 + 2 * layer + 2 * 64);
+  CHECK(model::count_params(s).total == 65152);
+  CHECK(model::default_lora_targets(s) ==
+        std::vector<std::string>{"q_proj", "k_proj", "v_proj", "o_proj", "c_fc", "c_proj"});
+  // use_bias: false drops every linear's bias (the LayerNorms keep theirs); sliding_window null: no window.
+  const std::string plain = R"({"model_type": "starcoder2", "hidden_size": 64, "intermediate_size": 128,
+      "num_attention_heads": 4, "num_key_value_heads": 2, "num_hidden_layers": 2, "vocab_size": 100,
+      "use_bias": false, "sliding_window": null})";
+  const auto nb = load_text("starcoder2_nobias", plain);
+  CHECK_FALSE(nb.mlp_bias);
+  CHECK_FALSE(nb.layers[0].qkv_bias);
+  CHECK(nb.layers[0].window == 0);
+  CHECK(model::count_params(nb).total == 65152 - 2 * (64 + 32 + 32 + 64 + 128 + 64));
+  // A bad value is exit 2's InputError at the key.
+  CHECK_THROWS_AS(load_text("starcoder2_bad", R"({"model_type": "starcoder2", "hidden_size": 64, "intermediate_size": 128,
+      "num_attention_heads": 4, "num_hidden_layers": 2, "vocab_size": 100, "use_bias": "sometimes"})"),
+                  InputError);
 }
