@@ -494,6 +494,7 @@ std::vector<LayerPath> attention_paths(const FeatureMaker& f, const MicroBatch& 
       p.mask += "; odd width " + std::to_string(batch.width) + ": cuDNN's slower bias path, forward x" +
                 fixed2(kCudnnUnalignedBiasForward) + ", backward x" + fixed2(kCudnnUnalignedBiasBackward);
     p.kv = kv_words(t.spec, p.plan);
+    if (f.tier().flash_attn && p.kv == "enable_gqa") p.kv = "native (flash-attn)";  // no SDPA call, no enable_gqa
     p.why = why_words(f, t.spec, p.plan, sm);
     p.work = work_words(p.plan);
     p.pairs = batch_pairs(t.spec, batch, p.plan);

@@ -572,7 +572,7 @@ struct LayerPath {
   AttentionSpec spec;
   LayerPlan plan;
   std::string mask;      // "none (is_causal)", "padding mask", "sliding-window mask", "block mask", "varlen", ...
-  std::string kv;        // "MHA", "enable_gqa", "repeat_kv"
+  std::string kv;        // "MHA", "enable_gqa", "repeat_kv", "native (flash-attn)"
   std::string why;       // the backend rule that decided (backend_reason), or why no rule applies
   std::string work;      // "causal half", "W x W", "W x min(W, window)"
   double pairs = 0;      // (query, key) pairs computed for the whole micro-batch, per layer

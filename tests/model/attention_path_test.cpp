@@ -160,7 +160,7 @@ TEST_CASE("transformers' flash_attention_2 builds no mask: flash-attn's causal, 
     for (const auto& p : sm::attention_paths(f, batch(row.batch))) {
       CHECK(p.plan.backend == sm::Backend::flash);
       CHECK_FALSE(p.plan.explicit_mask);
-      CHECK(p.kv == "enable_gqa");
+      CHECK(p.kv == "native (flash-attn)");
       CHECK(p.plan.work == row.work);
       CHECK(p.plan.varlen == row.varlen);
       CHECK(p.term == "attention_s_per_tflop");
