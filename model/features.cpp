@@ -448,9 +448,10 @@ std::string fixed2(double v) {
   return buf;
 }
 
-std::string kv_words(const AttentionSpec& spec, const LayerPlan& plan) {
+std::string kv_words(const AttentionSpec& spec, const LayerPlan& plan, const TierRules& tier) {
   if (spec.num_kv_heads <= 0 || spec.num_kv_heads == spec.num_heads) return "MHA";
-  return plan.expand_kv ? "repeat_kv" : "enable_gqa";
+  if (plan.expand_kv) return "repeat_kv";
+  return tier.flash_attn ? "native (flash-attn)" : "enable_gqa";  // flash-attn takes fewer K/V heads itself
 }
 
 std::string work_words(const LayerPlan& plan) {
@@ -493,8 +494,7 @@ std::vector<LayerPath> attention_paths(const FeatureMaker& f, const MicroBatch& 
     if (pays_unaligned_bias(p.plan, batch.width))
       p.mask += "; odd width " + std::to_string(batch.width) + ": cuDNN's slower bias path, forward x" +
                 fixed2(kCudnnUnalignedBiasForward) + ", backward x" + fixed2(kCudnnUnalignedBiasBackward);
-    p.kv = kv_words(t.spec, p.plan);
-    if (f.tier().flash_attn && p.kv == "enable_gqa") p.kv = "native (flash-attn)";  // no SDPA call, no enable_gqa
+    p.kv = kv_words(t.spec, p.plan, f.tier());
     p.why = why_words(f, t.spec, p.plan, sm);
     p.work = work_words(p.plan);
     p.pairs = batch_pairs(t.spec, batch, p.plan);

@@ -344,15 +344,17 @@ LayerPlan eager_plan() {
 
 namespace {
 
+// FlashAttention 2's widest head (check_head_dim_size_flash; the flash-attn package's own limit too).
+constexpr int64_t kFlashMaxHeadDim = 256;
+
 // transformers' flash_attention_2 path (TierRules::flash_attn): _flash_attention_forward calls flash_attn_func
 // (causal, window_size from the config) on rows without padding, and unpads padded rows (or reads packed rows'
 // cumulative offsets from position_ids) into flash_attn_varlen_func: no mask, no repeat_kv, only real tokens.
 LayerPlan plan_flash_attn(const AttentionSpec& layer, bool padded_or_packed, bool window_bites) {
-  constexpr int64_t kFlashAttnMaxHeadDim = 256;  // flash-attn 2's largest head dimension
-  if (layer.head_dim > kFlashAttnMaxHeadDim || layer.value_dim() > kFlashAttnMaxHeadDim)
+  if (layer.head_dim > kFlashMaxHeadDim || layer.value_dim() > kFlashMaxHeadDim)
     throw InputError("attention head " + std::to_string(layer.head_dim) + " / " + std::to_string(layer.value_dim()) +
                      " wide under flash_attention_2. Violated constraint: the flash-attn package takes heads up to " +
-                     std::to_string(kFlashAttnMaxHeadDim) + " wide (use an hf-peft/sdpa-* tier)");
+                     std::to_string(kFlashMaxHeadDim) + " wide (use an hf-peft/sdpa-* tier)");
   LayerPlan p;
   p.backend = Backend::flash;
   p.explicit_mask = false;
@@ -409,9 +411,7 @@ AttentionPath attention_path(const MicroBatch& batch) {
 }
 
 LayerPlan plan_varlen_layer(const TierRules& tier, const AttentionSpec& layer, int sm, bool window_bites) {
-  if (layer.eager) return eager_plan();
-  if (tier.flash_attn) return plan_flash_attn(layer, true, window_bites);
-  constexpr int64_t kFlashMaxHeadDim = 256;
+  if (layer.eager || tier.flash_attn) return plan_layer(tier, layer, true, sm, window_bites);  // their own rules
   const bool forced_math = !tier.auto_backend && tier.forced == Backend::math;
   if (sm < 80 || forced_math) {
     LayerPlan p = plan_layer(tier, layer, true, sm, window_bites);
@@ -433,8 +433,6 @@ LayerPlan plan_varlen_layer(const TierRules& tier, const AttentionSpec& layer, i
 }
 
 LayerPlan plan_path(const TierRules& tier, const AttentionSpec& layer, AttentionPath path, int sm, bool window_bites) {
-  if (layer.eager) return eager_plan();  // eager_attention_forward has no varlen entry point
-  if (tier.flash_attn) return plan_flash_attn(layer, path != AttentionPath::plain, window_bites);
   // transformers under attn_implementation="sdpa" has no varlen path: packed rows (position_ids restarting, no
   // 2-D mask) get the block-diagonal mask of masking_utils' packed_sequence_mask (docs/families.md).
   if (path == AttentionPath::varlen && tier.stack == Stack::hf_peft)
