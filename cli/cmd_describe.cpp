@@ -388,7 +388,8 @@ void add_describe_command(CLI::App& app) {
   cmd->add_option("--tier", opts->tier,
                   "The stack whose path to show: hf-peft/sdpa-<grouped_mm|eager> (transformers + peft under "
                   "attn_implementation=\"sdpa\"), hf-peft/flash_attention_2-<grouped_mm|eager> (under "
-                  "\"flash_attention_2\", the flash-attn package) or a harness tier, e.g. sdpa-auto/grouped/gqa-expand")
+                  "\"flash_attention_2\", the flash-attn package), hf-peft/eager-<grouped_mm|eager> (under \"eager\": "
+                  "scores materialised on every layer) or a harness tier, e.g. sdpa-auto/grouped/gqa-expand")
       ->default_str("hf-peft/sdpa-grouped_mm");
   cmd->add_option("--gpu", opts->gpu, "GPU whose SDPA rules apply (scenarios/gpus.yaml name or alias)")
       ->default_str("NVIDIA H200");

@@ -7,12 +7,26 @@
 #include "model/gpus.hpp"
 #include "model/limits.hpp"
 #include "model/stacks.hpp"
+#include "model/tiers.hpp"
 
 namespace stepcast::cli {
 
 void add_transfer_options(CLI::App* cmd, TransferOptions& o) {
   cmd->add_option("--gpu", o.gpu, "Predict for this GPU (a name in scenarios/gpus.yaml; default: the coefficients')");
-  cmd->add_option("--tier", o.tier, "Predict for this tier label (default: the coefficients')");
+  // Strict, as describe's: a label the grammar does not know would be priced as an unknown tier (one attention rate,
+  // the data decide), a silently different answer for a typo. Records keep their own labels leniently.
+  cmd->add_option("--tier", o.tier,
+                  "Predict for this tier label (default: the coefficients', or the records'); e.g. "
+                  "hf-peft/sdpa-grouped_mm, hf-peft/flash_attention_2-eager, sdpa-auto/grouped/gqa-expand "
+                  "(docs/user-guide.md, \"Kernel tier\"); a label outside the grammar is exit 2")
+      ->check([](const std::string& label) {
+        try {
+          (void)model::parse_tier(label);
+          return std::string();
+        } catch (const InputError& e) {
+          return std::string(e.what());
+        }
+      });
   cmd->add_option("--dtype", o.dtype,
                   "The weights' dtype as the job loads them, e.g. bfloat16 (default: the scenario's `dtype`, the "
                   "records', else the config's torch_dtype, which some configs give as float32)")

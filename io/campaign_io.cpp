@@ -21,7 +21,7 @@ constexpr int64_t kMaxRepeats = 1000;      // the same process a thousand times 
 constexpr int64_t kMaxStepsPerPoint = 1000;  // warm-up or timed steps of one probe point
 const std::vector<std::string> kStacks{"hf-peft", "harness"};
 const std::vector<std::string> kCheckpointing{"reentrant", "non-reentrant", "off"};
-const std::vector<std::string> kAttention{"sdpa"};
+const std::vector<std::string> kAttention{"sdpa", "eager"};
 const std::vector<std::string> kExperts{"grouped_mm", "eager"};
 const std::vector<std::string> kAllocators{"default", "expandable-segments"};
 const std::vector<std::string> kDtypes{"bfloat16"};
@@ -254,6 +254,14 @@ void resolve_model(MapReader& r, CampaignItem& it, const std::string& root) {
                                   "' names no nn.Linear module of " + shape.name + ". Violated constraint: one of " + valid;
       if (list.IsDefined() && list.IsSequence() && i < list.size()) r.problem(list[i], message); else r.problem(message);
     }
+    // transformers refuses SDPA for a family without it (_supports_sdpa = False); setting the config's
+    // _attn_implementation to sdpa anyway, as the executor does, would run SDPA without the family's own terms
+    // (GPT-OSS's sinks): a path nobody trains on.
+    const bool eager_family =
+        std::any_of(shape.layers.begin(), shape.layers.end(), [](const model::AttentionSpec& l) { return l.eager; });
+    if (eager_family && it.stack == Stack::hf_peft && it.attn_implementation != "eager")
+      r.problem(key_path(r, "attn_implementation") + " = '" + it.attn_implementation + "' for " + shape.name +
+                ", whose family has no SDPA path in transformers. Violated constraint: eager");
   } catch (const InputError& e) {
     for (const auto& p : e.problems()) complain(key_path(r, "model") + ": " + p);
     it.config.clear();

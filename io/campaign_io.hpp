@@ -17,7 +17,7 @@
 //       tier: sdpa-auto/grouped/gqa-expand                # harness only; hf-peft's is hf-peft/<attn>-<experts>
 //       lora: {rank: 16, alpha: 32, dropout: 0.05, targets: [q_proj, k_proj, v_proj, o_proj]}
 //       gradient_checkpointing: reentrant                 # reentrant | non-reentrant | off
-//       attn_implementation: sdpa                         # hf-peft: sdpa
+//       attn_implementation: sdpa                         # hf-peft: sdpa | eager (a family without SDPA: eager)
 //       experts_implementation: grouped_mm                # hf-peft: grouped_mm | eager
 //       allocator: default                                # default | expandable-segments
 //       dtype: bfloat16

@@ -312,6 +312,7 @@ void FeatureMaker::set_memory_rates(const ModelShape& shape, const ModuleTable& 
   // Activations in the weights' dtype; under autocast in bf16 (fp32 master weights of a full fine-tune included).
   setup.activation_bytes = lora.autocast ? 2 : dtype_bytes(shape.dtype);
   setup.recompute = !drops_recompute(tier, lora.checkpointing);
+  setup.eager_attention = tier.eager_attn;
   const ArchitectureMemoryRates rates = architecture_rates(shape, modules, setup);
   weights_gib_ = rates.weight_bytes / kGiB;
   lora_gib_ = rates.trainable_bytes / kGiB;
@@ -465,6 +466,9 @@ std::string work_words(const LayerPlan& plan) {
 
 std::string why_words(const FeatureMaker& f, const AttentionSpec& spec, const LayerPlan& plan, int sm) {
   const TierRules& tier = f.tier();
+  if (plan.eager && !spec.eager)
+    return "eager: the tier's attn_implementation=\"eager\" (eager_attention_forward on every layer); eager_mask "
+           "always, repeat_kv, W x W scores materialised in the activations' dtype";
   if (plan.eager)
     return "eager: transformers' default for this family (its model class declares _supports_sdpa = False), on every "
            "tier; eager_mask always, repeat_kv, W x (W + 1) scores with the sink column materialised in the "

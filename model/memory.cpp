@@ -90,10 +90,10 @@ int64_t checked_bytes(double bytes, const std::string& what) {
 }
 
 // Explicit masks alive in one step: one per layer type whose window bites or, padded, every type.
-double explicit_masks(const ModelShape& shape, int64_t width, bool padded) {
+double explicit_masks(const ModelShape& shape, const TrainingSetup& setup, int64_t width) {
   double masks = 0;
   for (const LayerGroup& g : layers_by_type(shape))
-    if (padded || g.spec.eager || (g.spec.window > 0 && width >= g.spec.window) || (g.spec.chunk > 0 && width > g.spec.chunk)) masks += 1;
+    if (setup.padded || g.spec.eager || setup.eager_attention || (g.spec.window > 0 && width >= g.spec.window) || (g.spec.chunk > 0 && width > g.spec.chunk)) masks += 1;
   return masks;
 }
 
@@ -275,7 +275,7 @@ constexpr double kEagerSavedScoreCopies = 2;
 void set_eager_scores(const ModelShape& shape, const TrainingSetup& setup, ArchitectureMemoryRates& r) {
   const double a = static_cast<double>(setup.activation_bytes);
   for (const AttentionSpec& l : shape.layers) {
-    if (!l.eager) continue;
+    if (!l.eager && !setup.eager_attention) continue;
     const double heads = static_cast<double>(l.num_heads);
     if (setup.recompute) r.eager_peak_bytes = std::max(r.eager_peak_bytes, kEagerPeakScoreCopies * a * heads);
     else r.eager_saved_bytes += kEagerSavedScoreCopies * a * heads;
@@ -365,7 +365,7 @@ MemoryTable architecture_memory(const ModelShape& shape, const TrainingSetup& se
   const double logits = tokens * r.logits_bytes_per_token;
   const double working_set = tokens * r.working_set_bytes_per_token + scores * r.eager_peak_bytes;
   const double masks = static_cast<double>(rows) * static_cast<double>(width) * static_cast<double>(width) *
-                       explicit_masks(shape, width, setup.padded) * r.mask_bytes;
+                       explicit_masks(shape, setup, width) * r.mask_bytes;
   MemoryTable t;
   t.items.push_back({"weights", checked_bytes(r.weight_bytes, "weights"), "run"});
   t.items.push_back({r.full ? "gradients_and_adamw_states" : "lora_params_grads_adamw_fp32", checked_bytes(r.trainable_bytes, "trainable state"), "run"});

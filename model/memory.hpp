@@ -47,6 +47,8 @@ struct TrainingSetup {
   // Gradient checkpointing. false: every layer keeps what autograd saved in its forward until its backward
   // (transformers + peft: peft_saved_bytes_per_token; the harness: its working set), docs/method.md, "Checkpointing off".
   bool recompute = true;
+  // Every layer through eager_attention_forward (TierRules::eager_attn), as AttentionSpec::eager marks one family's.
+  bool eager_attention = false;
 };
 
 // The allocator-level constants of the architecture memory model. Defaults: least squares over the 52 H200

@@ -101,6 +101,7 @@ namespace {
 // transformers' attn_implementation names, as the label's second part starts.
 constexpr const char* kSdpaPrefix = "sdpa-";
 constexpr const char* kFlashAttention2Prefix = "flash_attention_2-";
+constexpr const char* kEagerPrefix = "eager-";
 
 void parse_hf_peft(const std::vector<std::string>& parts, const std::string& where, TierRules& t,
                    std::vector<std::string>& problems) {
@@ -118,16 +119,22 @@ void parse_hf_peft(const std::vector<std::string>& parts, const std::string& whe
     t.gqa = TierRules::Gqa::native;
     t.auto_backend = false;
     t.forced = Backend::flash;
+  } else if (attention.rfind(kEagerPrefix, 0) == 0) {
+    impl = attention.substr(std::string(kEagerPrefix).size());
+    t.eager_attn = true;
+    t.gqa = TierRules::Gqa::expand;  // eager_attention_forward calls repeat_kv
   }
   t.experts_impl = impl;
   if (impl == "grouped_mm") t.experts = ExpertImpl::grouped;
   else if (impl == "eager") t.experts = ExpertImpl::loop;
   else
     problems.push_back(where + ": '" + attention +
-                       "'. Violated constraint: sdpa-<grouped_mm|eager> or flash_attention_2-<grouped_mm|eager> "
+                       "'. Violated constraint: sdpa-<grouped_mm|eager>, flash_attention_2-<grouped_mm|eager> or "
+                       "eager-<grouped_mm|eager> "
                        "(transformers' attn_implementation, then its experts_implementation)");
   for (size_t i = 2; i < parts.size(); ++i)
-    if (!parse_extra(parts[i], t) || parts[i].rfind("gqa-", 0) == 0 || (t.flash_attn && parts[i] == "mask-explicit"))
+    if (!parse_extra(parts[i], t) || parts[i].rfind("gqa-", 0) == 0 ||
+        ((t.flash_attn || t.eager_attn) && parts[i] == "mask-explicit"))
       problems.push_back(where + ": extra '" + parts[i] +
                          "'. Violated constraint: ce-chunked, mask-explicit (sdpa only) or ckpt (transformers "
                          "decides K/V itself)");
@@ -193,8 +200,8 @@ bool recomputes(const TierRules& tier) { return tier.recompute || tier.stack == 
 std::string tier_label(const TierRules& tier) {
   if (!tier.known) return tier.label;
   if (tier.stack == Stack::hf_peft) {
-    std::string s = std::string(kHfPeftPrefix) + (tier.flash_attn ? kFlashAttention2Prefix : kSdpaPrefix) +
-                    tier.experts_impl;
+    const char* attention = tier.flash_attn ? kFlashAttention2Prefix : tier.eager_attn ? kEagerPrefix : kSdpaPrefix;
+    std::string s = std::string(kHfPeftPrefix) + attention + tier.experts_impl;
     if (tier.ce_chunked) s += "/ce-chunked";
     if (tier.mask_always) s += "/mask-explicit";
     if (tier.recompute) s += "/ckpt";
@@ -368,7 +375,8 @@ LayerPlan plan_flash_attn(const AttentionSpec& layer, bool padded_or_packed, boo
 
 LayerPlan plan_layer(const TierRules& tier, const AttentionSpec& layer, bool padded_or_packed, int sm,
                      bool window_bites) {
-  if (layer.eager) return eager_plan();  // the family's own attention code, whatever the tier asks
+  // The family's own attention code whatever the tier asks, or the eager tier on any family.
+  if (layer.eager || tier.eager_attn) return eager_plan();
   if (tier.flash_attn) return plan_flash_attn(layer, padded_or_packed, window_bites);
   LayerPlan p;
   const bool windowed = local_attention_size(layer) > 0 && window_bites;
@@ -411,7 +419,8 @@ AttentionPath attention_path(const MicroBatch& batch) {
 }
 
 LayerPlan plan_varlen_layer(const TierRules& tier, const AttentionSpec& layer, int sm, bool window_bites) {
-  if (layer.eager || tier.flash_attn) return plan_layer(tier, layer, true, sm, window_bites);  // their own rules
+  if (layer.eager || tier.eager_attn || tier.flash_attn)
+    return plan_layer(tier, layer, true, sm, window_bites);  // their own rules
   const bool forced_math = !tier.auto_backend && tier.forced == Backend::math;
   if (sm < 80 || forced_math) {
     LayerPlan p = plan_layer(tier, layer, true, sm, window_bites);

@@ -54,6 +54,10 @@ struct TierRules {
   // to its varlen entry point; packed rows by position_ids, varlen too), the window and GQA taken natively
   // (docs/families.md, "The attention path, from the sources"). Priced at FlashAttention 2's public rates.
   bool flash_attn = false;
+  // transformers under attn_implementation="eager" (`hf-peft/eager-<experts>`): eager_attention_forward on every
+  // layer, as a family that cannot take SDPA runs anyway (AttentionSpec::eager): scores materialised in the
+  // activations' dtype, K/V repeated, an explicit mask always (eager_plan; docs/families.md, "Eager attention").
+  bool eager_attn = false;
   ExpertImpl experts = ExpertImpl::loop;
   std::string experts_impl;     // hf-peft: transformers' experts_implementation as written ("grouped_mm", "eager")
   bool recompute = false;       // gradient checkpointing: one more forward per backward
@@ -69,7 +73,7 @@ struct TierRules {
 //              gqa-expand | gqa-native | gqa-transformers (above), ckpt (gradient checkpointing)
 // or, for transformers + peft itself, `hf-peft/sdpa-<grouped_mm|eager>[/<extra>...]` (experts grouped or loop;
 // attention sdpa-auto, K/V by transformers 5.17's rule), or `hf-peft/flash_attention_2-<grouped_mm|eager>` (the
-// flash-attn package, TierRules::flash_attn).
+// flash-attn package, TierRules::flash_attn), or `hf-peft/eager-<grouped_mm|eager>` (TierRules::eager_attn).
 // parse_tier throws stepcast::InputError naming every bad part and the allowed values.
 TierRules parse_tier(const std::string& label);
 // The same, lenient: a label outside the grammar is kept as unknown (known = false); records from other

@@ -24,6 +24,7 @@ class CampaignRoot {
     copy(std::string(STEPCAST_SCENARIOS) + "/coefficients/h200-gemma4-categories.yaml",
          "scenarios/coefficients/h200-gemma4-categories.yaml");
     copy(std::string(STEPCAST_SCENARIOS) + "/models/qwen1.5-moe-a2.7b.json", "scenarios/models/qwen1.5-moe-a2.7b.json");
+    copy(std::string(STEPCAST_SCENARIOS) + "/models/gpt-oss-20b.json", "scenarios/models/gpt-oss-20b.json");
     for (const char* tiny : {"tiny-llama.json", "tiny-qwen2-moe.json"})
       copy(std::string(STEPCAST_TEST_DATA) + "/configs/" + tiny, std::string("tests/data/configs/") + tiny);
   }

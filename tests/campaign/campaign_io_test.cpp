@@ -151,6 +151,20 @@ TEST_CASE("each refusal names its file:line:col", "[campaign][io]") {
   CHECK_THAT(problems_of(root, head + body), Contains(expected));
 }
 
+TEST_CASE("a family without SDPA in transformers is measured eager, never forced onto SDPA", "[campaign][io]") {
+  CampaignRoot root;
+  const std::string head = campaign_head("t");
+  const std::string item = "items:\n  - {stack: hf-peft, model: gpt-oss-20b, lora: {targets: [q_proj]}";
+  CHECK_THAT(problems_of(root, head + item + "}\n"),
+             Contains("items[0].attn_implementation = 'sdpa' for gpt-oss-20b, whose family has no SDPA path in "
+                      "transformers. Violated constraint: eager"));
+  CHECK_THAT(problems_of(root, head + item + ", attn_implementation: eager}\n"),
+             !Contains("attn_implementation"));
+  // Any family may be measured eager: its tier is hf-peft/eager-<experts>.
+  CHECK_THAT(problems_of(root, head + "items:\n  - {stack: hf-peft, attn_implementation: eagr}\n"),
+             Contains("Violated constraint: one of sdpa, eager"));
+}
+
 TEST_CASE("top-level keys: the prediction's place, the coefficients, the GPU, the version", "[campaign][io]") {
   CampaignRoot root;
   const std::string text = R"(schema_version: 2

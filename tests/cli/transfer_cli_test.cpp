@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "catch.hpp"
 #include "cli_runner.hpp"
@@ -42,6 +43,19 @@ TEST_CASE("another GPU, tier or model without --transfer is exit 2 naming the mi
   r = run_cli("predict --coefficients " + kH200 + " --gpu \"NVIDIA Tesla T4\" --transfer --rows 4096");
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.err, Contains("not in scenarios/gpus.yaml"));
+}
+
+TEST_CASE("a --tier outside the grammar is exit 2 on predict and plan, never an unknown tier priced", "[transfer]") {
+  // A typo of the flash-attn tier would otherwise be priced as an unknown tier (one attention rate) at exit 0.
+  for (const std::string& cmd :
+       std::vector<std::string>{"predict --model llama-3-8b --rows 4096", "plan " + kScenarios + "/h200-gemma-4-26b-a4b.yaml"}) {
+    const auto r = run_cli(cmd + " --transfer --tier hf-peft/flash_attention_3-eager");
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Contains("tier 'hf-peft/flash_attention_3-eager'"));
+    CHECK_THAT(r.err, Contains("flash_attention_2-<grouped_mm|eager>"));  // the allowed values, named
+  }
+  // The grammar's labels still answer.
+  CHECK(run_cli("predict --model llama-3-8b --rows 4096 --transfer --tier hf-peft/flash_attention_2-eager").exit_code == 0);
 }
 
 TEST_CASE("a transferred prediction says so on its first line, with provenance and interval", "[transfer]") {

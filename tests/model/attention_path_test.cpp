@@ -258,6 +258,35 @@ TEST_CASE("GPT-OSS takes transformers' eager attention on every layer, path and 
   }
 }
 
+// transformers under attn_implementation="eager" (the tier hf-peft/eager-<experts>): every family takes
+// eager_attention_forward, the same plan as GPT-OSS's own; the memory rules keep its scores as for that family.
+TEST_CASE("the eager tier runs every layer of any family through eager attention", "[tiers][eager]") {
+  const auto shape = stepcast::io::load_model("mistral-7b");
+  const auto tier = sm::parse_tier("hf-peft/eager-grouped_mm");
+  CHECK(tier.eager_attn);
+  CHECK(sm::tier_label(tier) == "hf-peft/eager-grouped_mm");
+  CHECK_THROWS_AS(sm::parse_tier("hf-peft/eager-grouped_mm/mask-explicit"), stepcast::InputError);
+  const sm::FeatureMaker eager(shape, tier, sm::gpu_info("NVIDIA H200"));
+  const sm::FeatureMaker sdpa(shape, sm::parse_tier("hf-peft/sdpa-grouped_mm"), sm::gpu_info("NVIDIA H200"));
+  for (const std::string name : {"unpadded 2k", "padded 8k", "packed 8k"}) {
+    const sm::MicroBatch b = batch(name);
+    for (const auto& p : sm::attention_paths(eager, b)) {
+      INFO(name << ", " << p.type << ": " << p.why);
+      CHECK(p.plan.eager);
+      CHECK(p.plan.work == sm::ScoreWork::full_square);
+      CHECK(p.kv == "repeat_kv");
+      CHECK(p.why.find("attn_implementation=\"eager\"") != std::string::npos);
+    }
+    const auto xe = eager.step(b), xs = sdpa.step(b);
+    for (int t : {sm::kAttention, sm::kAttentionMasked, sm::kAttentionEfficient, sm::kAttentionEfficientMasked})
+      CHECK(xe.x[t] == 0);
+    CHECK(xe.x[sm::kGemm] > xs.x[sm::kGemm]);              // QK^T and PV as batched matmuls
+    CHECK(xe.x[sm::kMemoryBound] > xs.x[sm::kMemoryBound]);  // the passes over the scores
+    // The recomputed layer holds its score copies: more memory than SDPA's fused kernels.
+    CHECK(eager.memory(b).y[sm::kMemActivation] > sdpa.memory(b).y[sm::kMemActivation]);
+  }
+}
+
 TEST_CASE("eager scores: GEMM and memory-bound work, and the recomputed layer's W x (W + 1) copies", "[tiers][eager]") {
   const auto eager = stepcast::io::load_model("gpt-oss-20b");
   auto sdpa = eager;  // the same shape on SDPA, for the differences
