@@ -183,7 +183,7 @@ TEST_CASE("describe's micro-batch flags: every problem at once, exit 2", "[cli][
   CHECK_THAT(no_width.err, Contains("--padded-rows: no --width"));
   const auto tier = run_cli("describe --model llama-3-8b --rows 100 --tier hf-peft/sdpa-batched_mm");
   CHECK(tier.exit_code == 2);
-  CHECK_THAT(tier.err, Contains("sdpa-<grouped_mm|eager> or flash_attention_2-<grouped_mm|eager>"));
+  CHECK_THAT(tier.err, Contains("sdpa-<grouped_mm|eager>, flash_attention_2-<grouped_mm|eager> or eager-<grouped_mm|eager>"));
   const auto gpu = run_cli("describe --model llama-3-8b --rows 100 --gpu \"NVIDIA H300\"");
   CHECK(gpu.exit_code == 2);
   const auto pack = run_cli("describe --model llama-3-8b --documents 10,20 --pack-attention sideways");
