@@ -155,6 +155,7 @@ Scenario scenario_with_overrides(const PlanOptions& o) {
     s.lora.checkpointing = checkpointing;
   }
   if (o.lora.no_checkpointing) s.lora.checkpointing = false;
+  if (!o.lora.quantize_base.empty()) s.lora.base_quant = model::parse_base_quant(o.lora.quantize_base, "--quantize-base");
   d.throw_if_any();
   return s;
 }
@@ -188,7 +189,11 @@ std::unique_ptr<model::StepPredictor> make_predictor(const Scenario& s, const Pl
                                         (p.lora.targets.empty() ? std::string("the family's all-linear targets")
                                                                 : join(p.lora.targets)) +
                                         (p.lora.autocast ? ", under torch.autocast(bf16)" : "")) +
-                     (p.lora.checkpointing ? "" : ", no gradient checkpointing") + "]";
+                     (p.lora.checkpointing ? "" : ", no gradient checkpointing") +
+                     (p.lora.base_quant != model::BaseQuant::none
+                          ? ", base in " + model::base_quant_name(p.lora.base_quant) + " (QLoRA)"
+                          : "") +
+                     "]";
   if (p.transfer.transferred()) info.transfer = p.first_line;
   auto step_model = p.step_model();
   info.chosen = std::move(p);
@@ -204,6 +209,9 @@ planner::ParallelContext parallel_context(const Scenario& s, const PredictorInfo
     const bool recompute = model::step_recomputes(model::tier_from_label(p.transfer.coefficients.tier), p.lora);
     ctx.workload = p.lora.full ? model::full_workload(p.shape, p.modules, recompute, p.lora.autocast)
                                : model::lora_workload(p.shape, p.modules, model::plan_lora(p.modules, p.lora), recompute);
+    // QLoRA: each rank holds the 4-bit base (DDP replicates it; FSDP's sharding of it is not modelled).
+    if (p.lora.base_quant != model::BaseQuant::none)
+      ctx.workload.weight_bytes = model::base_weight_bytes(p.shape, p.modules, p.lora.base_quant);
   }
   const model::GpuSpec* gpu = model::find_gpu(model::known_gpus(), s.gpu_name);
   if (gpu != nullptr) ctx.link = model::link_for(*gpu);

@@ -77,7 +77,13 @@ void add_lora_options(CLI::App* cmd, LoraOptions& o, const std::string& what) {
                              what + " is a full fine-tune: no adapters, every parameter trains in the weights' dtype "
                                     "(weight-gradient GEMMs, AdamW over every parameter; docs/method.md, \"Full "
                                     "fine-tuning\")");
-  for (const char* lora_only : {"--lora-targets", "--lora-rank", "--lora-dropout"})
+  cmd->add_option("--quantize-base", o.quantize_base,
+                  what + "'s base weights as QLoRA keeps them: nf4 or nf4-double-quant (bitsandbytes' 4-bit NF4, "
+                         "transformers' BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type=\"nf4\"[, "
+                         "bnb_4bit_use_double_quant=True])): 4-bit weights in memory, each call of a 4-bit layer "
+                         "dequantizing it to bf16 (docs/method.md, \"QLoRA\"); none (default) for the weights' dtype")
+      ->check(CLI::IsMember({"none", "nf4", "nf4-double-quant"}));
+  for (const char* lora_only : {"--lora-targets", "--lora-rank", "--lora-dropout", "--quantize-base"})
     full->excludes(lora_only);
 }
 
@@ -135,6 +141,7 @@ predict::PredictorAsk scenario_ask(const io::Scenario& s, bool from_flag, const 
   ask.lora_autocast = s.lora.autocast;
   ask.full = s.lora.full;
   ask.checkpointing = s.lora.checkpointing;
+  ask.base_quant = s.lora.base_quant;
   if (ask.dtype.empty()) ask.dtype = s.dtype;
   if (!s.lora.targets_where.empty()) ask.lora_where = s.lora.targets_where;
   return ask;
@@ -147,6 +154,7 @@ void set_lora(predict::PredictorAsk& ask, const LoraOptions& o) {
   ask.lora_autocast = o.autocast;
   ask.full = o.full;
   ask.checkpointing = !o.no_checkpointing;
+  if (!o.quantize_base.empty()) ask.base_quant = model::parse_base_quant(o.quantize_base, "--quantize-base");
   ask.lora_where = "--lora-targets";
 }
 

@@ -35,7 +35,10 @@ struct LoraOptions {
   bool autocast = false;  // --autocast: the step under torch.autocast(bf16), HF Trainer's bf16=True
   bool full = false;      // --full: full fine-tuning, every parameter trains (no adapters)
   bool no_checkpointing = false;  // --no-checkpointing: every layer keeps its activations (no recompute)
-  bool given() const { return !targets.empty() || rank > 0 || dropout >= 0 || autocast || full || no_checkpointing; }
+  std::string quantize_base;      // --quantize-base: nf4 | nf4-double-quant (QLoRA); empty: not given
+  bool given() const {
+    return !targets.empty() || rank > 0 || dropout >= 0 || autocast || full || no_checkpointing || !quantize_base.empty();
+  }
 };
 void add_lora_options(CLI::App* cmd, LoraOptions& o, const std::string& what);
 

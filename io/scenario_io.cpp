@@ -100,8 +100,11 @@ void read_lora(MapReader& top, Scenario& s, const std::optional<model::ModuleTab
   l.read("autocast", s.lora.autocast, false);
   l.read("full", s.lora.full, false);
   l.read("checkpointing", s.lora.checkpointing, false);
+  std::string quant;
+  if (l.read_choice("quantize_base", quant, {"none", "nf4", "nf4-double-quant"}, false))
+    s.lora.base_quant = model::parse_base_quant(quant, "lora.quantize_base");
   if (s.lora.full)
-    for (const char* key : {"rank", "alpha", "dropout", "targets"})
+    for (const char* key : {"rank", "alpha", "dropout", "targets", "quantize_base"})
       if (l.has(key))
         l.problem(l.node(key), std::string("lora.") + key + " with lora.full. Violated constraint: a full fine-tune "
                                                            "has no adapters");
@@ -115,8 +118,9 @@ void read_lora(MapReader& top, Scenario& s, const std::optional<model::ModuleTab
           l.problem(list[i], "lora.targets[" + std::to_string(i) + "]: " + p);
   }
   if (!l.has("rank") && !l.has("targets") && !l.has("dropout") && !l.has("autocast") && !l.has("full") &&
-      !l.has("checkpointing"))
-    l.problem("lora: neither rank, targets, dropout, autocast, full nor checkpointing. Violated constraint: at least one");
+      !l.has("checkpointing") && !l.has("quantize_base"))
+    l.problem("lora: neither rank, targets, dropout, autocast, full, checkpointing nor quantize_base. Violated "
+              "constraint: at least one");
   l.finish();
 }
 

@@ -14,7 +14,8 @@
 //   lora: {rank: 16, alpha: 32, dropout: 0.05, targets: [q_proj, k_proj, v_proj, o_proj]}   # optional: what trains (default: the
 //                                            # predictor's rank on the family's all-linear targets); autocast: true
 //                                            # when the trainer runs under torch.autocast (HF Trainer bf16=True);
-//                                            # lora: {full: true} plans a full fine-tune instead (no adapters)
+//                                            # lora: {full: true} plans a full fine-tune instead (no adapters);
+//                                            # quantize_base: nf4-double-quant for QLoRA (model/quantization.hpp)
 //   gpu: {name: NVIDIA H200, memory_gib: 139.8}
 //   corpus: {file: corpora/x.txt, length_field: n}  # or synthetic: {...} or histogram: {seed, bins: [{length, count}]}
 //                                            # (file: lengths, CSV or JSON Lines, optionally .gz; io/corpus_io.hpp)
@@ -63,6 +64,7 @@ struct LoraSpec {
   bool autocast = false;             // the step under torch.autocast(bf16): HF Trainer / TRL with bf16=True
   bool full = false;                 // full: true, a full fine-tune (every parameter trains; no adapter key)
   bool checkpointing = true;         // checkpointing: false, every layer keeps its activations (no recompute)
+  model::BaseQuant base_quant = model::BaseQuant::none;  // quantize_base: nf4 | nf4-double-quant (QLoRA)
 };
 
 struct Scenario {

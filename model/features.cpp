@@ -208,8 +208,9 @@ FeatureMaker::FeatureMaker(const ModelShape& shape, const ModuleTable& modules, 
   if (!shape.quantization.empty())  // pricing it as bf16 would be a silently wrong answer (docs/families.md)
     throw InputError(shape.quantization_where + ": quantization_config (quant_method '" + shape.quantization +
                      "') keeps the base weights quantized in training (their memory, the dequantization each pass), "
-                     "which stepcast does not model. Violated constraint: no quantization_config (to price the model "
-                     "as loaded in its " + shape.dtype + ", remove the key from a copy of config.json)");
+                     "which stepcast does not model from the config. Violated constraint: no quantization_config (to price the "
+                     "model as loaded in its " + shape.dtype + ", remove the key from a copy of config.json; for "
+                     "bitsandbytes 4-bit NF4 add --quantize-base, docs/method.md \"QLoRA\")");
   const int sm = tier.kernel_sm > 0 ? tier.kernel_sm : gpu.sm;
   std::vector<std::array<int64_t, 5>> signatures;  // cuDNN graph signatures met, in order: their index is the id
   for (const auto& g : layers_by_type(shape)) {
@@ -285,7 +286,30 @@ FeatureMaker::FeatureMaker(const ModelShape& shape, const ModuleTable& modules, 
   }
   mask_passes_ = 1.0 + recompute;
   eager_score_bytes_ = kEagerScoreBytesForward * static_cast<double>(dtype_bytes(shape.dtype)) / 2.0;
+  set_quantized_base(shape, modules, tier, lora_choice);
   set_memory_rates(shape, modules, tier, lora_choice);
+}
+
+// Each call of a 4-bit layer (the forward, the recompute under checkpointing, the input gradient) dequantizes its whole
+// weight to the compute dtype; peft's bnb Linear4bit clones the base output in each forward (model/quantization.hpp).
+void FeatureMaker::set_quantized_base(const ModelShape& shape, const ModuleTable& modules, const TierRules& tier,
+                                      const LoraChoice& lora) {
+  if (lora.base_quant == BaseQuant::none) return;
+  if (lora.full)
+    throw InputError("a full fine-tune over a " + base_quant_name(lora.base_quant) + " base. Violated constraint: "
+                     "4-bit bitsandbytes weights are frozen (QLoRA trains adapters): drop --full or the quantization");
+  const double forwards = step_recomputes(tier, lora) ? 2.0 : 1.0;
+  const int64_t compute_bytes = 2;  // bnb_4bit_compute_dtype bfloat16 (or float16): the dense copy's dtype
+  const LoraPlan plan = plan_lora(modules, lora);
+  double params = 0;
+  for (const Module& m : modules) {
+    if (!quantized(m, lora.base_quant)) continue;
+    params += static_cast<double>(m.weight_params());
+    if (plan.rank > 0 && std::find(plan.targets.begin(), plan.targets.end(), m.short_name) != plan.targets.end())
+      clone_bytes_per_token_ += 2.0 * static_cast<double>(compute_bytes * m.out_features) * forwards;  // read + write
+  }
+  dequant_gb_ = dequant_bytes(params, lora.base_quant, compute_bytes) * (forwards + 1.0) / kGiga;
+  (void)shape;
 }
 
 // Checkpointing off (LoraChoice::checkpointing): each term loses its second forward (recompute_free_share). The
@@ -313,6 +337,7 @@ void FeatureMaker::set_memory_rates(const ModelShape& shape, const ModuleTable& 
   setup.activation_bytes = lora.autocast ? 2 : dtype_bytes(shape.dtype);
   setup.recompute = !drops_recompute(tier, lora.checkpointing);
   setup.eager_attention = tier.eager_attn;
+  setup.base_quant = lora.base_quant;
   const ArchitectureMemoryRates rates = architecture_rates(shape, modules, setup);
   weights_gib_ = rates.weight_bytes / kGiB;
   lora_gib_ = rates.trainable_bytes / kGiB;
@@ -353,7 +378,7 @@ StepFeatures FeatureMaker::step(const MicroBatch& batch) const {
   f.x[kLoraGemm] = tokens * lora_flops_per_token_ * lora_passes_ / kTera;
   f.expert_tflop = tokens * expert_flops_per_token_ * gemm_passes_ / kTera;
   f.x[kExpertGemm] = f.expert_tflop + tokens * router_flops_per_token_ * gemm_passes_ / kTera;
-  f.x[kMemoryBound] = tokens * memory_bytes_per_token_ * memory_passes_ / kGiga;
+  f.x[kMemoryBound] = tokens * (memory_bytes_per_token_ * memory_passes_ + clone_bytes_per_token_) / kGiga + dequant_gb_;
   for (const LayerType& t : types_) {
     const LayerPlan& plan = t.at(path, batch.width);
     const LayerPlan& plain = t.at(AttentionPath::plain, batch.width);

@@ -79,6 +79,7 @@
 #include "model/counts.hpp"
 #include "model/gpus.hpp"
 #include "model/run_memory.hpp"
+#include "model/quantization.hpp"
 #include "model/shape.hpp"
 #include "model/tiers.hpp"
 
@@ -375,6 +376,9 @@ struct LoraChoice {
   // the backward instead of recomputing them (--no-checkpointing; docs/method.md, "Checkpointing off"). Under a tier
   // that does not recompute, false changes nothing.
   bool checkpointing = true;
+  // QLoRA: the base's nn.Linear weights in bitsandbytes' 4-bit NF4 (model/quantization.hpp): their memory, a
+  // dequantization per call of each (forward, recompute, backward) and peft's clone of their outputs.
+  BaseQuant base_quant = BaseQuant::none;
 };
 
 // Checkpointing off on a recomputing tier: every rate was fitted on steps that ran each layer's forward twice, so a
@@ -525,6 +529,12 @@ class FeatureMaker {
   double launches_k_ = 0;
   bool full_ = false;
   double optimizer_update_bytes_ = 0;
+  // QLoRA (LoraChoice::base_quant): the dequantizations of one micro-batch, GB whatever its tokens, and peft's clone
+  // of each wrapped 4-bit layer's output, bytes a token over the step's forwards.
+  double dequant_gb_ = 0;
+  double clone_bytes_per_token_ = 0;
+  void set_quantized_base(const ModelShape& shape, const ModuleTable& modules, const TierRules& tier,
+                          const LoraChoice& lora);
 };
 
 // Pairs computed by a kernel for one row, width rounded up to the kernel's 128-row tile.

@@ -56,7 +56,7 @@ LaunchModel::LaunchModel(const ModelShape& shape, const TierRules& tier, int64_t
 }
 
 LaunchModel::LaunchModel(const ModelShape& shape, const ModuleTable& modules, const TierRules& tier, const LoraPlan& lora,
-                         bool autocast, bool full, bool checkpointing) {
+                         bool autocast, bool full, bool checkpointing, BaseQuant quant) {
   const auto n = launch_units(shape, modules, tier, lora);
   for (int i = 0; i < kLaunchSources; ++i)
     if (i != kLaunchExpertHit) fixed_ += n[i] * kLaunchTable[i].per_unit;
@@ -65,6 +65,14 @@ LaunchModel::LaunchModel(const ModelShape& shape, const ModuleTable& modules, co
     for (const Module& m : modules)
       if (m.kind == ModuleKind::linear) fixed_ += static_cast<double>(m.copies) * kFullLaunchesPerLinear;
   per_hit_pairs_ = n[kLaunchExpertHit] * kLaunchTable[kLaunchExpertHit].per_unit;
+  if (quant != BaseQuant::none) {
+    // Counted as the harness counts: forward, recompute and input gradient, the recompute's share dropped below.
+    for (const Module& m : modules) {
+      if (!quantized(m, quant)) continue;
+      const bool wrapped = std::find(lora.targets.begin(), lora.targets.end(), m.short_name) != lora.targets.end();
+      fixed_ += 3.0 * dequant_launches(quant) + (wrapped ? 2.0 : 0.0);
+    }
+  }
   if (drops_recompute(tier, checkpointing)) {
     const double share = recompute_free_share(kElementwiseBackwardPerForward);
     fixed_ *= share;

@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "model/counts.hpp"
+#include "model/quantization.hpp"
 #include "model/shape.hpp"
 #include "model/tiers.hpp"
 
@@ -66,8 +67,10 @@ class LaunchModel {
   // `full`: a full fine-tune (`lora` is then empty): kFullLaunchesPerLinear for every nn.Linear of the table.
   // `checkpointing` false on a recomputing tier: the recompute's launches go (recompute_free_share of the
   // elementwise kernels', model/features.hpp: most launches are small kernels).
+  // `quant`: a QLoRA base (model/quantization.hpp): each 4-bit layer's dequantization kernels in each of its calls,
+  // and peft's clone of a wrapped one's output in each forward.
   LaunchModel(const ModelShape& shape, const ModuleTable& modules, const TierRules& tier, const LoraPlan& lora,
-              bool autocast = false, bool full = false, bool checkpointing = true);
+              bool autocast = false, bool full = false, bool checkpointing = true, BaseQuant quant = BaseQuant::none);
   LaunchModel(const ModelShape& shape, const TierRules& tier, int64_t lora_rank = 16);
   // Every expert hit: the count of a step with enough tokens (what a coefficient file's host term carries).
   double per_step_all_experts() const { return fixed_ + per_hit_pairs_; }

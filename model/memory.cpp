@@ -284,6 +284,19 @@ void set_eager_scores(const ModelShape& shape, const TrainingSetup& setup, Archi
 
 }  // namespace
 
+double base_weight_bytes(const ModelShape& shape, const ModuleTable& modules, BaseQuant quant) {
+  const auto dtype = static_cast<double>(dtype_bytes(shape.dtype));
+  if (quant == BaseQuant::none) return static_cast<double>(count_params(shape, modules).total) * dtype;
+  double bytes = static_cast<double>(count_params(shape, modules).total) * dtype, largest = 0;
+  for (const Module& m : modules) {
+    if (!quantized(m, quant)) continue;
+    const auto params = static_cast<double>(m.weight_params());
+    bytes += quantized_weight_bytes(params, quant) - params * dtype;
+    largest = std::max(largest, params);
+  }
+  return bytes + largest * 2.0;  // the one bf16 copy a call dequantizes, alive while its GEMM runs
+}
+
 ArchitectureMemoryRates architecture_rates(const ModelShape& shape, const TrainingSetup& setup,
                                            const ArchitectureMemoryConstants& c) {
   return architecture_rates(shape, expand_modules(shape), setup, c);
@@ -292,7 +305,7 @@ ArchitectureMemoryRates architecture_rates(const ModelShape& shape, const Traini
 ArchitectureMemoryRates architecture_rates(const ModelShape& shape, const ModuleTable& modules,
                                            const TrainingSetup& setup, const ArchitectureMemoryConstants& c) {
   ArchitectureMemoryRates r;
-  r.weight_bytes = static_cast<double>(count_params(shape, modules).total) * static_cast<double>(dtype_bytes(shape.dtype));
+  r.weight_bytes = base_weight_bytes(shape, modules, setup.base_quant);
   r.full = setup.full || setup.lora_rank == 0;
   if (r.full) {
     // Gradients and AdamW's two moments in the weights' dtype (torch.optim.AdamW keeps them like the parameter).
@@ -338,7 +351,13 @@ std::vector<int64_t> persistent_tensor_bytes(const ModelShape& shape, const Trai
   const auto targets = setup.lora_targets.empty() ? default_lora_targets(shape) : setup.lora_targets;
   std::vector<int64_t> weights, trained;
   for (const Module& m : expand_modules(shape)) {
-    weights.push_back(m.weight_params() * dtype);
+    if (quantized(m, setup.base_quant)) {  // Params4bit's packed codes, and its absmax beside them
+      const auto params = static_cast<double>(m.weight_params());
+      weights.push_back(static_cast<int64_t>(params / 2));
+      weights.push_back(static_cast<int64_t>(quantized_weight_bytes(params, setup.base_quant) - params / 2));
+    } else {
+      weights.push_back(m.weight_params() * dtype);
+    }
     if (m.bias_params() > 0) weights.push_back(m.bias_params() * dtype);
     if (full) {
       trained.push_back(m.weight_params() * dtype);

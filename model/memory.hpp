@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "model/features.hpp"
+#include "model/quantization.hpp"
 
 namespace stepcast::model {
 
@@ -49,7 +50,12 @@ struct TrainingSetup {
   bool recompute = true;
   // Every layer through eager_attention_forward (TierRules::eager_attn), as AttentionSpec::eager marks one family's.
   bool eager_attention = false;
+  BaseQuant base_quant = BaseQuant::none;  // QLoRA: the base's nn.Linear weights in 4 bits (model/quantization.hpp)
 };
+
+// The base model's weights: every parameter in the weights' dtype, or under QLoRA the 4-bit layers packed with their
+// absmax (tied embeddings once), plus the one dense copy a 4-bit layer's call dequantizes while its GEMM runs.
+double base_weight_bytes(const ModelShape& shape, const ModuleTable& modules, BaseQuant quant);
 
 // The allocator-level constants of the architecture memory model. Defaults: least squares over the 52 H200
 // harness records of Gemma-4 26B-A4B without the math backend at 16384 (measurements/records/

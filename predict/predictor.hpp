@@ -46,6 +46,7 @@ struct PredictorAsk {
   bool lora_autocast = false;  // the step under torch.autocast(bf16), HF Trainer's bf16=True (model::LoraChoice)
   bool full = false;           // full fine-tuning: no adapters, every parameter trains (model::LoraChoice::full)
   bool checkpointing = true;   // gradient checkpointing (model::LoraChoice::checkpointing)
+  model::BaseQuant base_quant = model::BaseQuant::none;  // QLoRA's 4-bit base (model::LoraChoice::base_quant)
   std::string attention_kernels;  // the stack's attention kernels when not its arch's (model::TransferAsk)
   std::string lora_where = "LoRA targets";  // prefixes a problem with them ("--lora-targets", "s.yaml:9:12: lora.targets")
 };

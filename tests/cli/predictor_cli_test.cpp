@@ -140,3 +140,25 @@ TEST_CASE("predict, drift and plan answer a model with no coefficients given, an
   const auto hf = json_of("predict --measurements " + kRecords + "h200-hf-peft-qwen3-30b-a3b.jsonl");
   CHECK_THAT(hf["predictor"].get<std::string>(), Contains("host side of transformers-peft"));
 }
+
+TEST_CASE("QLoRA from the flag or the scenario: a 4-bit base, less memory, the dequantizations priced", "[predictor][lora]") {
+  const std::string ask = "predict --model llama-2-7b --gpu \"NVIDIA GeForce RTX 4090\" --transfer --rows 2048,2048 "
+                          "--lora-rank 64";
+  const auto bf16 = json_of(ask);
+  const auto q4 = json_of(ask + " --quantize-base nf4-double-quant");
+  CHECK(q4["predicted_peak_gib"].get<double>() < bf16["predicted_peak_gib"].get<double>() - 8);  // 12.6 -> 3.7 GiB of weights
+  CHECK(q4["predicted_step_s"].get<double>() > bf16["predicted_step_s"].get<double>());
+  const TempFile block(scenario_text("lora: {rank: 16, quantize_base: nf4-double-quant}\n"), ".yaml");
+  const auto plan = json_of("plan " + block.path() + " --no-sweep");
+  CHECK_THAT(plan["predictor"].get<std::string>(), Contains("base in nf4-double-quant (QLoRA)"));
+  const TempFile plain(scenario_text(), ".yaml");
+  CHECK(peak_of(plan) < peak_of(json_of("plan " + plain.path() + " --no-sweep")));
+  CHECK(peak_of(json_of("plan " + plain.path() + " --no-sweep --quantize-base nf4-double-quant")) == Approx(peak_of(plan)));
+  // Refusals: an unknown storage at its line, a full fine-tune of a frozen 4-bit base.
+  const TempFile bad(scenario_text("lora: {quantize_base: int4}\n"), ".yaml");
+  auto r = run_cli("plan " + bad.path() + " --no-sweep");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Contains(bad.path() + ":") && Contains("quantize_base = 'int4'"));
+  r = run_cli("predict --model llama-2-7b --rows 2048 --full --quantize-base nf4");
+  CHECK(r.exit_code == 2);
+}
