@@ -3,7 +3,7 @@
 throughputs").
 
   tools/public_check.py predict SPEC.json [--stepcast BIN] > measurements/predictions/public-NAME.jsonl
-  (a configuration with a `plan` block is a full-training run on several GPUs, priced by `stepcast plan`)
+  (a configuration with a `plan` block is a training run, on one GPU or several, priced by `stepcast plan`)
   tools/public_check.py check PREDICTIONS.jsonl measurements/public/NAME.csv
   tools/public_check.py attention-rate PREDICTIONS.jsonl measurements/public/NAME.csv [--min-seq 16384]
 
@@ -11,7 +11,25 @@ throughputs").
 configuration: the command, the micro-batch's predicted step and its 90 % interval, and what the source
 publishes converted from it (seconds per optimizer step of `micro_batches` micro-batches plus the
 coefficients' optimizer step, or tokens per second per GPU). Commit its output before the published figures
-are read. `check` joins the predictions to the CSV's rows by `id` (the CSV's `locator` ends with `id=<id>`)
+are read.
+
+A `plan` block prices identical rows by default: `seq_len` tokens each, `micro_batch` x `accumulation` rows a
+step (x `gpus`), `steps` steps (PLAN_STEPS when absent), padded to `seq_len` (policy `fixed`). It may instead give
+  corpus         the scenario's `corpus:` mapping verbatim (a `histogram` of several bins, a `synthetic`
+                 log-normal mix, or a `file`, resolved from the repository root); the steps are then the corpus's
+                 (a `steps` given alongside is checked against them)
+  policy         the baseline's batching policy (fixed, pad-to-longest, sorted-buckets, bucket-to-pair, pack,
+                 padding-free), with `max_length` (default `seq_len`), `bucket_size`, `pad_to_multiple_of`,
+                 `packer`, `pack_attention` and `seed` (default 1) as the scenario's `baseline:` takes them;
+                 required with `corpus`
+and, as before, `method` (full or lora, with `lora: {rank, alpha, dropout, targets[, quantize_base]}`), `checkpointing`,
+`autocast`, `dtype`, `tier`. Units of a `plan` configuration: `run_s` (the whole run, its first step included),
+`tokens_per_s_per_gpu` (real tokens: the corpus's, without padding, when a corpus is given) and `s_per_step`
+(the mean seconds of an optimizer step over the run: micro-batches and optimizer steps, without the process's
+first micro-batch, first-seen shapes and cold compiles; those one-off seconds are recorded apart as
+`one_off_s`).
+
+`check` joins the predictions to the CSV's rows by `id` (the CSV's `locator` ends with `id=<id>`)
 and prints the error table (predicted against published, signed, in %), the MAPE over the pre-registered
 rows and, apart, the post hoc ones.
 """
@@ -46,12 +64,42 @@ model: {model}
 lora: {lora}
 gpu: {{name: {gpu}, memory_gib: {memory_gib}}}
 corpus:
-  histogram: {{seed: 1, bins: [{{length: {seq}, count: {samples}}}]}}
-baseline: {{policy: fixed, micro_batch: {micro}, accumulation: {accum}, max_length: {seq}, seed: 1}}
+  {corpus}
+baseline: {baseline}
 run: {{epochs: 1, startup_s: 0}}
 window_hours: 0
 """
 PLAN_STEPS = 4  # optimizer steps simulated per configuration (every one the same shape: the mean is the step)
+# The baseline keys a plan block may pass through to the scenario's `baseline:` besides policy and max_length
+# (io/scenario_io.cpp, read_baseline).
+BASELINE_KEYS = ("bucket_size", "pad_to_multiple_of", "packer", "pack_attention")
+
+
+def corpus_and_baseline(q, steps):
+    """The scenario's corpus mapping and baseline line: identical rows padded to seq_len (policy fixed), or the
+    plan's own `corpus` and `policy`."""
+    micro, accum = q["micro_batch"], q["accumulation"]
+    if "corpus" not in q:
+        if "policy" in q:
+            sys.exit("a plan's `policy` needs its `corpus` (identical rows are priced with policy fixed)")
+        seq = q["seq_len"]
+        corpus = f"histogram: {{seed: 1, bins: [{{length: {seq}, count: {q['gpus'] * micro * accum * steps}}}]}}"
+        return corpus, f"{{policy: fixed, micro_batch: {micro}, accumulation: {accum}, max_length: {seq}, seed: 1}}"
+    if "policy" not in q:
+        sys.exit("a plan's `corpus` needs its batching `policy` (e.g. pad-to-longest, sorted-buckets, bucket-to-pair)")
+    corpus = json.loads(json.dumps(q["corpus"]))  # a copy: the record keeps the spec's own mapping
+    if len(corpus) != 1 or next(iter(corpus)) not in ("histogram", "synthetic", "file"):
+        sys.exit(f"a plan's `corpus` holds exactly one of histogram, synthetic or file, not {sorted(corpus)}")
+    if "file" in corpus and corpus["file"] != "-":
+        corpus["file"] = os.path.abspath(corpus["file"])  # the scenario is written elsewhere: resolve it here
+    baseline = {"policy": q["policy"], "micro_batch": micro, "accumulation": accum,
+                "max_length": q.get("max_length", q.get("seq_len"))}
+    if baseline["max_length"] is None:
+        sys.exit("a plan's `corpus` needs `max_length` (or `seq_len`): the baseline's truncation length")
+    baseline.update({k: q[k] for k in BASELINE_KEYS if k in q})
+    baseline["seed"] = q.get("seed", 1)
+    # JSON is YAML's flow style: the mappings go into the scenario as they are.
+    return json.dumps(corpus), json.dumps(baseline)
 
 
 def lora_block(q, autocast):
@@ -61,8 +109,10 @@ def lora_block(q, autocast):
     if q.get("method", "full") == "full":
         return f"{{full: true, autocast: {a}, checkpointing: {ckpt}}}"
     l = q["lora"]
+    # QLoRA: the base's linears in bitsandbytes' 4 bits (`lora: {quantize_base: ...}`, docs/method.md "QLoRA")
+    quant = f", quantize_base: {l['quantize_base']}" if l.get("quantize_base") else ""
     return (f"{{rank: {l['rank']}, alpha: {l['alpha']}, dropout: {l['dropout']}, targets: [{', '.join(l['targets'])}], "
-            f"autocast: {a}, checkpointing: {ckpt}}}")
+            f"autocast: {a}, checkpointing: {ckpt}{quant}}}")
 
 
 def usable_memory_gib(gpu):
@@ -77,18 +127,19 @@ def usable_memory_gib(gpu):
 
 
 def predict_plan(c, stepcast, commit, dirty):
-    """A full-training configuration on several GPUs: `stepcast plan` over a corpus of identical rows."""
+    """A training configuration on one GPU or several: `stepcast plan` over a corpus of identical rows, or over
+    the plan's own corpus and batching policy."""
     import tempfile
     q = c["plan"]
     fp32 = q.get("master_fp32", False)
     # A whole run of `steps` optimizer steps (unit run_s: the trainer's train_runtime, its first step included),
-    # else PLAN_STEPS identical steps whose mean is the step.
+    # else PLAN_STEPS identical steps whose mean is the step. With a corpus, the corpus sets the steps.
     steps = q.get("steps", PLAN_STEPS)
+    corpus, baseline = corpus_and_baseline(q, steps)
     text = PLAN_SCENARIO.format(id=c["id"], model=os.path.abspath(c["model"]), gpu=json.dumps(c["gpu"]),
                                 memory_gib=usable_memory_gib(c["gpu"]),
-                                lora=lora_block(q, fp32 or q.get("autocast", False)), seq=q["seq_len"],
-                                samples=q["gpus"] * q["micro_batch"] * q["accumulation"] * steps,
-                                micro=q["micro_batch"], accum=q["accumulation"])
+                                lora=lora_block(q, fp32 or q.get("autocast", False)), corpus=corpus,
+                                baseline=baseline)
     with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
         f.write(text)
     flags = ["--transfer", "--no-sweep"]
@@ -111,17 +162,34 @@ def predict_plan(c, stepcast, commit, dirty):
     one = p["baseline"]
     b = p["parallel"]["baseline"] if q["gpus"] > 1 else one
     run_s = b["wall_clock_s"]
-    step = b["mean_step_s"] if q["gpus"] > 1 else (run_s - one["run_start_s"] - one["first_seen_s"]) / one["steps"]
+    if "corpus" in q and "steps" in q and b.get("steps", one["steps"]) != q["steps"]:
+        sys.exit(f"{c['id']}: the corpus gives {b.get('steps', one['steps'])} optimizer steps, the plan says {q['steps']}")
+    # The run's one-off seconds: the fresh process's first micro-batch, the shapes met first, cold compiles.
+    one_off_s = one["run_start_s"] + one["first_seen_s"] + one["breakdown_s"].get("kernel_compiles", 0.0)
+    step = b["mean_step_s"] if q["gpus"] > 1 else \
+        (run_s - one["run_start_s"] - one["first_seen_s"] - one["breakdown_s"].get("kernel_compiles", 0.0)) / one["steps"]
     share = (one["wall_clock_interval_s"][0] / one["wall_clock_s"], one["wall_clock_interval_s"][1] / one["wall_clock_s"])
     lo, hi = step * share[0], step * share[1]
-    tokens = q["micro_batch"] * q["accumulation"] * q["seq_len"]  # per GPU per optimizer step
+    if "corpus" in q:  # the corpus's real tokens (no padding) per GPU per optimizer step
+        tokens = one["real_tokens"] / (b.get("steps", one["steps"]) * q["gpus"])
+    else:
+        tokens = q["micro_batch"] * q["accumulation"] * q["seq_len"]  # per GPU per optimizer step
     if c["unit"] == "run_s":
         value, interval = run_s, [run_s * share[0], run_s * share[1]]
     elif c["unit"] == "tokens_per_s_per_gpu":
         value, interval = tokens / step, [tokens / hi, tokens / lo]
+    elif c["unit"] == "s_per_step":
+        value, interval = step, [lo, hi]
     else:
         sys.exit(f"{c['id']}: unknown unit {c['unit']}")
-    return {"kind": "public-throughput", "id": c["id"], "gpu": c["gpu"], "model": c["model"], "plan": q,
+    extra = {}
+    if "corpus" in q or c["unit"] == "s_per_step":  # absent from identical-row records, which stay as they were
+        extra = {"steps": b.get("steps", one["steps"]), "one_off_s": one_off_s, "batching": one["label"],
+                 "real_tokens": one["real_tokens"], "processed_tokens": one["processed_tokens"],
+                 "padding_fraction": one["padding_fraction"], "distinct_shapes": one["distinct_shapes"],
+                 "host_bound_micro_batches": one["host_bound_micro_batches"],
+                 "optimizer_step_s": one["optimizer_step_s"], "corpus_summary": p.get("corpus", {})}
+    return {"kind": "public-throughput", "id": c["id"], "gpu": c["gpu"], "model": c["model"], "plan": q, **extra,
             "config": c["config"], "seen_before_prediction": c.get("seen_before_prediction", False),
             "note": c.get("note", ""), "predicted_step_s": step, "step_interval_s": [lo, hi],
             "predicted_peak_gib_per_rank": b.get("peak_gib_per_rank", one["peak_gib"]),
@@ -245,7 +313,7 @@ def attention_rate(args):
     for line in open(args.predictions):
         p = json.loads(line)
         plan, pid = p.get("plan"), p["id"]
-        if not plan or plan["seq_len"] < args.min_seq or pid not in published:
+        if not plan or "corpus" in plan or plan["seq_len"] < args.min_seq or pid not in published:
             continue
         m = re.search(r"-> sm\d+ flash2/mma ([\d.]+) TFLOP/s", p["predictor"])
         if not m:
