@@ -34,7 +34,7 @@ const std::map<std::string, KindRule>& kind_rules() {
       {"attention", {{"family", "path", "direction", "head_dim", "seqlen"}, {"tflops"}}},
       {"memory", {{"family"}, {"gbs"}}},
       {"tensor_path", {{"path"}, {"tflops", "fraction_of_peak"}}},
-      {"step", {{"model", "method", "micro_batch", "seqlen", "gpus"}, {"tokens_per_s_per_gpu", "run_s"}}}};
+      {"step", {{"model", "method", "micro_batch", "seqlen", "gpus"}, {"tokens_per_s_per_gpu", "run_s", "s_per_step"}}}};
   return rules;
 }
 

@@ -284,7 +284,7 @@ def check(args):
     print("| id | gpu | predicted (90 %) | published | error | inside |")
     print("| --- | --- | --- | --- | --- | --- |")
     for pid, gpu, v, lo, hi, pub, err, inside, seen in rows:
-        print(f"| {pid}{' (post hoc)' if seen else ''} | {gpu} | {v:.0f} ({lo:.0f}-{hi:.0f}) | {pub:.0f} | "
+        print(f"| {pid}{' (post hoc)' if seen else ''} | {gpu} | {v:.4g} ({lo:.4g}-{hi:.4g}) | {pub:.4g} | "
               f"{100 * err:+.1f} % | {'yes' if inside else 'no'} |")
     for label, sel in (("pre-registered", [r for r in rows if not r[8]]),
                        ("post hoc", [r for r in rows if r[8]])):
