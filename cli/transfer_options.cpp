@@ -82,7 +82,7 @@ void add_lora_options(CLI::App* cmd, LoraOptions& o, const std::string& what) {
                          "transformers' BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type=\"nf4\"[, "
                          "bnb_4bit_use_double_quant=True])): 4-bit weights in memory, each call of a 4-bit layer "
                          "dequantizing it to bf16 (docs/method.md, \"QLoRA\"); none (default) for the weights' dtype")
-      ->check(CLI::IsMember({"none", "nf4", "nf4-double-quant"}));
+      ->check(CLI::IsMember(model::base_quant_names()));
   for (const char* lora_only : {"--lora-targets", "--lora-rank", "--lora-dropout", "--quantize-base"})
     full->excludes(lora_only);
 }

@@ -101,7 +101,7 @@ void read_lora(MapReader& top, Scenario& s, const std::optional<model::ModuleTab
   l.read("full", s.lora.full, false);
   l.read("checkpointing", s.lora.checkpointing, false);
   std::string quant;
-  if (l.read_choice("quantize_base", quant, {"none", "nf4", "nf4-double-quant"}, false))
+  if (l.read_choice("quantize_base", quant, model::base_quant_names(), false))
     s.lora.base_quant = model::parse_base_quant(quant, "lora.quantize_base");
   if (s.lora.full)
     for (const char* key : {"rank", "alpha", "dropout", "targets", "quantize_base"})

@@ -286,30 +286,27 @@ FeatureMaker::FeatureMaker(const ModelShape& shape, const ModuleTable& modules, 
   }
   mask_passes_ = 1.0 + recompute;
   eager_score_bytes_ = kEagerScoreBytesForward * static_cast<double>(dtype_bytes(shape.dtype)) / 2.0;
-  set_quantized_base(shape, modules, tier, lora_choice);
+  set_quantized_base(modules, tier, lora_choice);
   set_memory_rates(shape, modules, tier, lora_choice);
 }
 
 // Each call of a 4-bit layer (the forward, the recompute under checkpointing, the input gradient) dequantizes its whole
 // weight to the compute dtype; peft's bnb Linear4bit clones the base output in each forward (model/quantization.hpp).
-void FeatureMaker::set_quantized_base(const ModelShape& shape, const ModuleTable& modules, const TierRules& tier,
-                                      const LoraChoice& lora) {
+void FeatureMaker::set_quantized_base(const ModuleTable& modules, const TierRules& tier, const LoraChoice& lora) {
   if (lora.base_quant == BaseQuant::none) return;
   if (lora.full)
     throw InputError("a full fine-tune over a " + base_quant_name(lora.base_quant) + " base. Violated constraint: "
                      "4-bit bitsandbytes weights are frozen (QLoRA trains adapters): drop --full or the quantization");
   const double forwards = step_recomputes(tier, lora) ? 2.0 : 1.0;
-  const int64_t compute_bytes = 2;  // bnb_4bit_compute_dtype bfloat16 (or float16): the dense copy's dtype
   const LoraPlan plan = plan_lora(modules, lora);
   double params = 0;
   for (const Module& m : modules) {
     if (!quantized(m, lora.base_quant)) continue;
     params += static_cast<double>(m.weight_params());
     if (plan.rank > 0 && std::find(plan.targets.begin(), plan.targets.end(), m.short_name) != plan.targets.end())
-      clone_bytes_per_token_ += 2.0 * static_cast<double>(compute_bytes * m.out_features) * forwards;  // read + write
+      clone_bytes_per_token_ += 2.0 * static_cast<double>(kDequantComputeBytes * m.out_features) * forwards;  // read + write
   }
-  dequant_gb_ = dequant_bytes(params, lora.base_quant, compute_bytes) * (forwards + 1.0) / kGiga;
-  (void)shape;
+  dequant_gb_ = dequant_bytes(params, lora.base_quant, kDequantComputeBytes) * (forwards + 1.0) / kGiga;
 }
 
 // Checkpointing off (LoraChoice::checkpointing): each term loses its second forward (recompute_free_share). The

@@ -533,8 +533,7 @@ class FeatureMaker {
   // of each wrapped 4-bit layer's output, bytes a token over the step's forwards.
   double dequant_gb_ = 0;
   double clone_bytes_per_token_ = 0;
-  void set_quantized_base(const ModelShape& shape, const ModuleTable& modules, const TierRules& tier,
-                          const LoraChoice& lora);
+  void set_quantized_base(const ModuleTable& modules, const TierRules& tier, const LoraChoice& lora);
 };
 
 // Pairs computed by a kernel for one row, width rounded up to the kernel's 128-row tile.

@@ -286,15 +286,15 @@ void set_eager_scores(const ModelShape& shape, const TrainingSetup& setup, Archi
 
 double base_weight_bytes(const ModelShape& shape, const ModuleTable& modules, BaseQuant quant) {
   const auto dtype = static_cast<double>(dtype_bytes(shape.dtype));
-  if (quant == BaseQuant::none) return static_cast<double>(count_params(shape, modules).total) * dtype;
   double bytes = static_cast<double>(count_params(shape, modules).total) * dtype, largest = 0;
+  if (quant == BaseQuant::none) return bytes;
   for (const Module& m : modules) {
     if (!quantized(m, quant)) continue;
     const auto params = static_cast<double>(m.weight_params());
     bytes += quantized_weight_bytes(params, quant) - params * dtype;
     largest = std::max(largest, params);
   }
-  return bytes + largest * 2.0;  // the one bf16 copy a call dequantizes, alive while its GEMM runs
+  return bytes + largest * kDequantComputeBytes;  // the one dense copy a call dequantizes, alive while its GEMM runs
 }
 
 ArchitectureMemoryRates architecture_rates(const ModelShape& shape, const TrainingSetup& setup,

@@ -20,8 +20,18 @@ std::string base_quant_name(BaseQuant q) {
   return "none";
 }
 
+namespace {
+constexpr BaseQuant kAll[] = {BaseQuant::none, BaseQuant::nf4, BaseQuant::nf4_double};
+}  // namespace
+
+std::vector<std::string> base_quant_names() {
+  std::vector<std::string> names;
+  for (BaseQuant q : kAll) names.push_back(base_quant_name(q));
+  return names;
+}
+
 BaseQuant parse_base_quant(const std::string& name, const std::string& where) {
-  for (BaseQuant q : {BaseQuant::none, BaseQuant::nf4, BaseQuant::nf4_double})
+  for (BaseQuant q : kAll)
     if (name == base_quant_name(q)) return q;
   throw InputError(where + " = '" + name + "'. Violated constraint: one of none, nf4, nf4-double-quant "
                    "(bitsandbytes' 4-bit NF4 base weights, with or without bnb_4bit_use_double_quant)");

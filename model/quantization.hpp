@@ -17,6 +17,7 @@
 //   * peft's bnb Linear4bit.forward clones the base layer's output before adding the adapter's (lora/bnb.py).
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "model/modules.hpp"
 
@@ -28,8 +29,12 @@ enum class BaseQuant : uint8_t {
   nf4_double,  // the QLoRA paper's recipe: NF4 with double quantization
 };
 
-// "none", "nf4", "nf4-double-quant": the CLI's and the scenario's words.
+// "none", "nf4", "nf4-double-quant": the CLI's and the scenario's words, every one of them in base_quant_names().
 std::string base_quant_name(BaseQuant q);
+std::vector<std::string> base_quant_names();
+
+// The dtype each call dequantizes into, bytes a weight: bnb_4bit_compute_dtype bfloat16 (float16 the same).
+inline constexpr int64_t kDequantComputeBytes = 2;
 // Throws InputError naming the choices for anything else.
 BaseQuant parse_base_quant(const std::string& name, const std::string& where);
 
