@@ -104,6 +104,18 @@ const T* lookup(const std::vector<std::pair<std::string, T>>& v, const std::stri
 
 }  // namespace
 
+// The same silicon at the same clock with another memory (A100-SXM4 40GB and 80GB: GA100, 108 SMs, 312 dense BF16
+// TFLOP/s; 1.56 against 2.04 TB/s): a compute kernel runs at the same efficiency on both, so a card's compute curve
+// takes its twins' points too, and one best-of-sweep point on one of them no longer stands against at-size runs on
+// the other (docs/gpus.md, "The model"). Memory-bound curves stay each card's own.
+bool compute_twins(const std::vector<GpuSpec>& gpus, const std::string& a, const std::string& b) {
+  if (a == b) return true;
+  const GpuSpec* x = find_spec(gpus, a);
+  const GpuSpec* y = find_spec(gpus, b);
+  return x != nullptr && y != nullptr && x->arch == y->arch && x->peaks.sms > 0 && x->peaks.sms == y->peaks.sms &&
+         x->peaks.bf16_tflops > 0 && x->peaks.bf16_tflops == y->peaks.bf16_tflops;
+}
+
 double point_size(const PublicPoint& p) {
   if (p.kind == "gemm") return std::cbrt(p.m * p.n * p.k);
   if (p.kind == "attention") return p.seqlen;
@@ -189,7 +201,7 @@ EfficiencyModel::EfficiencyModel(const std::vector<PublicPoint>& points, const s
     for (const auto& g : gpu_keys) {
       std::vector<Sample> sub;
       for (const auto& x : s)
-        if (x.point->gpu == g) sub.push_back(x);
+        if (x.point->gpu == g || (x.point->kind != "memory" && compute_twins(gpus, g, x.point->gpu))) sub.push_back(x);
       fam.by_gpu.push_back({g, level_curve(fam.all, sub)});
     }
     families_.push_back({name, fam});

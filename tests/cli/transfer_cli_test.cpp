@@ -245,7 +245,8 @@ TEST_CASE("the seed's sm_120 records from the H200 categories file through the p
   // <= 10 %, max <= 20 %; by the datasheets' peaks it was 27.0 %, max 40.1 %; with the adapters per FLOP 5.19 %,
   // 17.8 %. Since the adapters' bytes scale with the card's bandwidth (docs/method.md, "LoRA by rank"): 6.48 %,
   // max 21.5 % at 2 x 2048, over the bar by 1.5 points (the card's 128 MB L2 holds that shape's fp32 adapter
-  // inputs, 46 MB, which the model streams from memory). The test guards the measured figures, not the bar.
+  // inputs, 46 MB, which the model streams from memory). Since the compute twins (the H200's GEMM level pools the
+  // H100's points, docs/gpus.md "The model"): 6.94 %, max 22.3 %. The test guards the measured figures, not the bar.
   const std::string cat = kScenarios + "/coefficients/h200-gemma4-categories.yaml";
   const auto r = run_cli("predict --coefficients " + cat + " --measurements " + std::string(STEPCAST_MEASUREMENTS) +
                          "/records/seed-sm120.jsonl --gpu \"NVIDIA RTX PRO 6000 Blackwell Workstation Edition\" --tier "
@@ -261,8 +262,8 @@ TEST_CASE("the seed's sm_120 records from the H200 categories file through the p
     ++n;
   }
   REQUIRE(n == 7);
-  CHECK(sum / n <= 0.066);
-  CHECK(worst <= 0.216);
+  CHECK(sum / n <= 0.070);
+  CHECK(worst <= 0.224);
 }
 
 TEST_CASE("predict --gpu X --transfer prints its interval and the data it rests on for every GPU of the table",
