@@ -371,8 +371,8 @@ ItemPredictor item_predictor(const io::Campaign& c, const io::CampaignItem& item
     ask.coefficients_where = c.path + ": coefficients";
   }
   ask.transfer = c.transfer;
+  ask.tier = item.tier;  // hf-peft/<attn_implementation>-<experts_implementation>: what the executor will run
   if (item.stack == io::Stack::harness) {
-    ask.tier = item.tier;
     ask.tier_from_records = true;  // a tier-grammar label names the harness stack
   } else {
     ask.stack = "transformers-peft";
