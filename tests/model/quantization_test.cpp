@@ -27,7 +27,7 @@ sm::LoraChoice qlora(sm::BaseQuant q, bool checkpointing = true) {
 }
 }  // namespace
 
-TEST_CASE("NF4 keeps half a byte a weight plus its absmax; double quantization shrinks the absmax", "[quantization]") {
+TEST_CASE("NF4 keeps half a byte a weight plus its absmax, and double quantization shrinks the absmax", "[quantization]") {
   CHECK(sm::quantized_weight_bytes(64, sm::BaseQuant::nf4) == Approx(32 + 4));            // one fp32 absmax per 64
   CHECK(sm::quantized_weight_bytes(64 * 256, sm::BaseQuant::nf4_double) == Approx(8192 + 256 + 4));  // 8-bit absmax
   CHECK(sm::quantized_weight_bytes(1000, sm::BaseQuant::none) == 0);
@@ -86,7 +86,7 @@ TEST_CASE("each call of a 4-bit layer dequantizes its weight: a cost per micro-b
   CHECK(q4.step(b).x[sm::kLoraGemm] == Approx(plain.step(b).x[sm::kLoraGemm]));
 }
 
-TEST_CASE("4-bit layers launch their dequantization kernels; a full fine-tune of a 4-bit base is refused", "[quantization]") {
+TEST_CASE("4-bit layers launch their dequantization kernels, and a full fine-tune of a 4-bit base is refused", "[quantization]") {
   const auto shape = stepcast::io::load_model("llama-2-7b");
   const auto modules = sm::expand_modules(shape);
   const auto tier = sm::parse_tier("hf-peft/sdpa-grouped_mm");
