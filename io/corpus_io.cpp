@@ -620,8 +620,8 @@ void check_text(std::string_view text, const std::string& name) {
 
 planner::Corpus parse_corpus(std::string_view text, const std::string& name, const CorpusOptions& options) {
   if (is_gzip(text))
-    throw InputError(name + ": gzip data given as text. Violated constraint: decompressed text (load_corpus_file "
-                            "decompresses)");
+    throw InputError(name + ":1:1: gzip data given as text (its magic bytes open line 1). Violated constraint: "
+                            "decompressed text (load_corpus_file decompresses)");
   check_text(text, name);
   text = strip_ends(text);
   Problems problems(name);
