@@ -829,7 +829,8 @@ KernelTable read_chrome_trace(const std::filesystem::path& path, const ReadOptio
                      std::to_string(e.offset) + (path.extension() == ".gz" ? " of the decompressed stream" : "") + ")");
   } catch (const SyntaxError& e) {
     if (e.offset == 0 && e.what.find("found '<'") != std::string::npos)
-      throw InputError(path.string() + ": an HTML or XML file (a memory timeline exported as .html?), not a profiler "
+      throw InputError(path.string() + ":" + line_and_column(path, 0) +
+                       ": an HTML or XML file (a memory timeline exported as .html?), not a profiler "
                        "trace. Violated constraint: a torch.profiler Chrome trace (export_chrome_trace, "
                        "tensorboard_trace_handler)");
     throw InputError(path.string() + ": byte " + std::to_string(e.offset) +
