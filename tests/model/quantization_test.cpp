@@ -9,16 +9,12 @@
 #include "model/launches.hpp"
 #include "model/memory.hpp"
 #include "model/quantization.hpp"
+#include "uniform_batch.hpp"
 
 namespace sm = stepcast::model;
 
 namespace {
-sm::MicroBatch rows(std::vector<int64_t> r, int64_t width) {
-  sm::MicroBatch b;
-  b.rows = std::move(r);
-  b.width = width;
-  return b;
-}
+using stepcast::testing::uniform_batch;
 sm::LoraChoice qlora(sm::BaseQuant q, bool checkpointing = true) {
   sm::LoraChoice l{64, {"q_proj", "k_proj", "v_proj", "gate_proj", "up_proj", "down_proj"}};
   l.base_quant = q;
@@ -68,7 +64,7 @@ TEST_CASE("each call of a 4-bit layer dequantizes its weight: a cost per micro-b
   const auto extra = [&](const sm::MicroBatch& b) { return q4.step(b).x[sm::kMemoryBound] - plain.step(b).x[sm::kMemoryBound]; };
   // The clone of the six wrapped layers' outputs, 4 bytes (read + write) an output element, in both forwards.
   const double clone_per_token = 32.0 * (3 * 4096 + 3 * 11008 - 11008 + 4096) * 2 * 2 * 2 / 1e9;
-  const double small = extra(rows({128}, 128)), large = extra(rows({2048, 2048}, 2048));
+  const double small = extra(uniform_batch(1, 128)), large = extra(uniform_batch(2, 2048));
   CHECK(large - small == Approx((4096 - 128) * clone_per_token));
   // What is left is the dequantizations: every 4-bit weight read packed and written in bf16, three calls a step.
   double params = 0;
@@ -78,7 +74,7 @@ TEST_CASE("each call of a 4-bit layer dequantizes its weight: a cost per micro-b
   // Without checkpointing, no recompute: two calls, one clone.
   const sm::FeatureMaker off(shape, tier, gpu, qlora(sm::BaseQuant::nf4_double, false));
   const sm::FeatureMaker off_plain(shape, tier, gpu, qlora(sm::BaseQuant::none, false));
-  const auto b = rows({128}, 128);
+  const auto b = uniform_batch(1, 128);
   CHECK(off.step(b).x[sm::kMemoryBound] - off_plain.step(b).x[sm::kMemoryBound] ==
         Approx(2 * sm::dequant_bytes(params, sm::BaseQuant::nf4_double, 2) / 1e9 + 128 * clone_per_token / 2));
   // Every other category is the bf16 model's: the GEMMs run on the dense copy.
