@@ -2,8 +2,7 @@
 // QLoRA: the base model's nn.Linear weights kept by bitsandbytes as 4-bit NF4 while LoRA adapters train
 // (transformers' BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4"), docs/method.md, "QLoRA").
 // One place for what the storage costs and what each call of a quantized layer does; memory, step features and
-// launches read it. Read from bitsandbytes 0.44-0.49 (nn/modules.py Linear4bit, autograd/_functions.py MatMul4Bit,
-// functional.py quantize_4bit / dequantize_4bit) and transformers' integrations/bitsandbytes.py:
+// launches read it. The mechanics, with the library code they were read from, are in docs/method.md ("QLoRA"):
 //   * storage: two weights a byte, one fp32 absmax per block of 64 (Params4bit's blocksize, which transformers does
 //     not change); with double quantization (bnb_4bit_use_double_quant) the absmax is itself quantized to 8 bits
 //     in blocks of 256, each with an fp32 scale;
@@ -14,7 +13,7 @@
 //     first), then a plain GEMM; its backward dequantizes again for the input gradient and computes no weight
 //     gradient (the base is frozen). So each call reads the packed weight and writes a bf16 copy, every forward,
 //     recompute and backward;
-//   * peft's bnb Linear4bit.forward clones the base layer's output before adding the adapter's (lora/bnb.py).
+//   * peft's 4-bit LoRA layer clones the base layer's output before adding the adapter's.
 #include <cstdint>
 #include <string>
 #include <vector>
