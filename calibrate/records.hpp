@@ -21,7 +21,7 @@ struct RecordLora {
   double alpha = 0;
   std::vector<std::string> targets;  // peft target_modules, as written
   std::optional<int64_t> modules;    // nn.Linear modules wrapped
-  std::string dtype;                 // "float32" under peft's autocast_adapter_dtype
+  std::string dtype;                 // "float32" under peft's autocast_adapter_dtype, "bfloat16" without it
   std::string at;                    // "file:line:col" of the record's "targets" key, for messages
   double dropout = 0.05;             // peft's lora_dropout; records written before it was recorded all used 0.05
   bool autocast = false;             // the step ran under torch.autocast(bf16) (model::LoraChoice::autocast)
@@ -75,15 +75,22 @@ inline bool record_checkpointing(const Record& r) {
   const auto it = r.extra.find("gradient_checkpointing");
   return it == r.extra.end() || !it->is_string() || it->get<std::string>() != "off";
 }
+// The adapters' dtype a record trained: its lora.dtype, where adapters trained (a full fine-tune's is its weights').
+inline model::AdapterDtype record_adapter_dtype(const Record& r) {
+  const bool bf16 = r.lora && !r.lora->full && r.lora->dtype == model::adapter_dtype_name(model::AdapterDtype::bfloat16);
+  return bf16 ? model::AdapterDtype::bfloat16 : model::AdapterDtype::float32;
+}
 inline model::LoraChoice lora_choice(const Record& r, int64_t default_rank) {
   model::LoraChoice l{default_rank, {}};
   if (r.lora) l = {r.lora->rank, r.lora->targets, r.lora->dropout, r.lora->autocast, r.lora->full};
+  l.adapter_dtype = record_adapter_dtype(r);
   l.checkpointing = record_checkpointing(r);
   return l;
 }
 inline std::string lora_key(const model::LoraChoice& lora) {
   std::string key = std::to_string(lora.rank) + "," + std::to_string(lora.dropout) + (lora.autocast ? ",autocast" : "") +
-                    (lora.full ? ",full" : "") + (lora.checkpointing ? "" : ",no-ckpt");
+                    (lora.full ? ",full" : "") + (lora.checkpointing ? "" : ",no-ckpt") +
+                    (lora.adapter_dtype == model::AdapterDtype::bfloat16 ? ",bf16-adapters" : "");
   for (const auto& t : lora.targets) key += "," + t;
   return key;
 }

@@ -181,6 +181,7 @@ nlohmann::json lora_json(const io::LoraSettings& l) {
   nlohmann::json j{{"rank", l.rank}, {"alpha", l.alpha}, {"dropout", l.dropout}, {"targets", l.targets}};
   if (l.autocast) j["autocast"] = true;  // only where asked: plans written before it stay as they were
   if (l.full) j["full"] = true;
+  if (l.adapter_dtype != model::AdapterDtype::float32) j["adapter_dtype"] = model::adapter_dtype_name(l.adapter_dtype);
   return j;
 }
 
@@ -381,6 +382,7 @@ ItemPredictor item_predictor(const io::Campaign& c, const io::CampaignItem& item
   ask.lora_rank = item.lora.rank;
   ask.lora_dropout = item.lora.dropout;
   ask.lora_autocast = item.lora.autocast;
+  ask.adapter_dtype = item.lora.adapter_dtype;
   ask.full = item.lora.full;
   ask.checkpointing = item.gradient_checkpointing != "off";  // both reentrant kinds recompute every layer
   ask.dtype = item.dtype;  // the executor loads the weights in it, whatever the config says

@@ -156,6 +156,8 @@ Scenario scenario_with_overrides(const PlanOptions& o) {
   }
   if (o.lora.no_checkpointing) s.lora.checkpointing = false;
   if (!o.lora.quantize_base.empty()) s.lora.base_quant = model::parse_base_quant(o.lora.quantize_base, "--quantize-base");
+  if (!o.lora.adapter_dtype.empty())
+    s.lora.adapter_dtype = model::parse_adapter_dtype(o.lora.adapter_dtype, "--adapter-dtype");
   d.throw_if_any();
   return s;
 }
@@ -188,6 +190,7 @@ std::unique_ptr<model::StepPredictor> make_predictor(const Scenario& s, const Pl
                                         (s.lora.alpha > 0 ? " alpha " + fixed(s.lora.alpha, 0) : "") + " on " +
                                         (p.lora.targets.empty() ? std::string("the family's all-linear targets")
                                                                 : join(p.lora.targets)) +
+                                        (p.lora.adapter_dtype == model::AdapterDtype::bfloat16 ? ", bf16 adapters" : "") +
                                         (p.lora.autocast ? ", under torch.autocast(bf16)" : "")) +
                      (p.lora.checkpointing ? "" : ", no gradient checkpointing") +
                      (p.lora.base_quant != model::BaseQuant::none
@@ -208,7 +211,8 @@ planner::ParallelContext parallel_context(const Scenario& s, const PredictorInfo
     const predict::Predictor& p = *info.chosen;
     const bool recompute = model::step_recomputes(model::tier_from_label(p.transfer.coefficients.tier), p.lora);
     ctx.workload = p.lora.full ? model::full_workload(p.shape, p.modules, recompute, p.lora.autocast)
-                               : model::lora_workload(p.shape, p.modules, model::plan_lora(p.modules, p.lora), recompute);
+                               : model::lora_workload(p.shape, p.modules, model::plan_lora(p.modules, p.lora), recompute,
+                                                      p.lora.adapter_dtype);
     // QLoRA: each rank holds the 4-bit base (DDP replicates it; FSDP's sharding of it is not modelled).
     if (p.lora.base_quant != model::BaseQuant::none)
       ctx.workload.weight_bytes = model::base_weight_bytes(p.shape, p.modules, p.lora.base_quant);

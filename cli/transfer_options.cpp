@@ -83,7 +83,13 @@ void add_lora_options(CLI::App* cmd, LoraOptions& o, const std::string& what) {
                          "bnb_4bit_use_double_quant=True])): 4-bit weights in memory, each call of a 4-bit layer "
                          "dequantizing it to bf16 (docs/method.md, \"QLoRA\"); none (default) for the weights' dtype")
       ->check(CLI::IsMember(model::base_quant_names()));
-  for (const char* lora_only : {"--lora-targets", "--lora-rank", "--lora-dropout", "--quantize-base"})
+  cmd->add_option("--adapter-dtype", o.adapter_dtype,
+                  what + "'s adapter parameters: float32 (default: peft's get_peft_model casts them up, then casts each "
+                         "input to fp32 and the result back) or bfloat16 (autocast_adapter_dtype=False, or the model "
+                         "cast to bf16 after get_peft_model, as pure-bf16 custom loops do: no fp32 casts or copies, bf16 "
+                         "adapter GEMMs, half the adapters' AdamW memory; docs/method.md, \"bf16 adapters\")")
+      ->check(CLI::IsMember(model::adapter_dtype_names()));
+  for (const char* lora_only : {"--lora-targets", "--lora-rank", "--lora-dropout", "--quantize-base", "--adapter-dtype"})
     full->excludes(lora_only);
 }
 
@@ -127,6 +133,7 @@ void set_lora_of(predict::PredictorAsk& ask, const calibrate::Record& r) {
   ask.lora_dropout = r.lora->dropout;
   ask.lora_autocast = r.lora->autocast;
   ask.full = r.lora->full;
+  ask.adapter_dtype = calibrate::record_adapter_dtype(r);
   ask.lora_where = r.lora->at.empty() ? r.where() + ": lora.targets" : r.lora->at + ": lora.targets";
 }
 
@@ -142,6 +149,7 @@ predict::PredictorAsk scenario_ask(const io::Scenario& s, bool from_flag, const 
   ask.full = s.lora.full;
   ask.checkpointing = s.lora.checkpointing;
   ask.base_quant = s.lora.base_quant;
+  ask.adapter_dtype = s.lora.adapter_dtype;
   if (ask.dtype.empty()) ask.dtype = s.dtype;
   if (!s.lora.targets_where.empty()) ask.lora_where = s.lora.targets_where;
   return ask;
@@ -155,6 +163,7 @@ void set_lora(predict::PredictorAsk& ask, const LoraOptions& o) {
   ask.full = o.full;
   ask.checkpointing = !o.no_checkpointing;
   if (!o.quantize_base.empty()) ask.base_quant = model::parse_base_quant(o.quantize_base, "--quantize-base");
+  if (!o.adapter_dtype.empty()) ask.adapter_dtype = model::parse_adapter_dtype(o.adapter_dtype, "--adapter-dtype");
   ask.lora_where = "--lora-targets";
 }
 

@@ -36,8 +36,10 @@ struct LoraOptions {
   bool full = false;      // --full: full fine-tuning, every parameter trains (no adapters)
   bool no_checkpointing = false;  // --no-checkpointing: every layer keeps its activations (no recompute)
   std::string quantize_base;      // --quantize-base: nf4 | nf4-double-quant (QLoRA); empty: not given
+  std::string adapter_dtype;      // --adapter-dtype: float32 | bfloat16; empty: not given (float32, peft's default)
   bool given() const {
-    return !targets.empty() || rank > 0 || dropout >= 0 || autocast || full || no_checkpointing || !quantize_base.empty();
+    return !targets.empty() || rank > 0 || dropout >= 0 || autocast || full || no_checkpointing || !quantize_base.empty() ||
+           !adapter_dtype.empty();
   }
 };
 void add_lora_options(CLI::App* cmd, LoraOptions& o, const std::string& what);
@@ -47,7 +49,7 @@ predict::PredictorAsk predictor_ask(const std::string& coefficients, const std::
 // The question of a records file (predict, drift, validate): its model and, on the default predictor (no
 // `coefficients`), its GPU and the stack its tier label names (predict/predictor.hpp); a fitted file keeps its own
 // GPU and tier (records of another GPU are then refused by require_records_on_gpu).
-// The adapters a record trained (its `lora`: rank, targets, dropout, autocast), where it names them.
+// The adapters a record trained (its `lora`: rank, targets, dropout, autocast, dtype), where it names them.
 void set_lora_of(predict::PredictorAsk& ask, const calibrate::Record& r);
 predict::PredictorAsk records_ask(const std::vector<calibrate::Record>& records, const std::string& coefficients,
                                   const std::string& model, const TransferOptions& o);

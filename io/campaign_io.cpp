@@ -166,6 +166,9 @@ void read_lora(MapReader& r, LoraSettings& lora) {
   r.read_list("targets", lora.targets, false);
   r.read("autocast", lora.autocast, false);
   r.read("full", lora.full, false);
+  std::string adapter_dtype;
+  if (r.read_choice("adapter_dtype", adapter_dtype, model::adapter_dtype_names(), false))
+    lora.adapter_dtype = model::parse_adapter_dtype(adapter_dtype, key_path(r, "adapter_dtype"));
 }
 
 // An item's draft: the defaults, then what the item says. `stack_given` and friends remember what was said where.
@@ -323,6 +326,9 @@ void check_item(MapReader& r, const Draft& draft, CampaignItem& it, const std::s
     if (it.lora.autocast)
       r.problem(key_path(r, "lora.autocast") + " on a harness item. Violated constraint: hf-peft items only (the "
                 "harness trains without torch.autocast)");
+    if (it.lora.adapter_dtype != model::AdapterDtype::float32)
+      r.problem(key_path(r, "lora.adapter_dtype") + " on a harness item. Violated constraint: hf-peft items only (the "
+                "harness trains peft's fp32 adapters)");
   } else {
     if (r.has("tier"))
       r.problem(r.node("tier"), key_path(r, "tier") + " on an hf-peft item. Violated constraint: its tier is "

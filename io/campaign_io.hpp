@@ -61,6 +61,8 @@ struct LoraSettings {
   std::vector<std::string> targets;  // required: a measurement names what it trains
   bool autocast = false;  // hf-peft only: the step under torch.autocast(bf16), as HF Trainer's bf16=True runs it
   bool full = false;      // hf-peft only: full fine-tuning, no adapters (rank and targets unused)
+  // hf-peft only: the adapters' parameters in bf16 (get_peft_model(autocast_adapter_dtype=False), model/adapters.hpp)
+  model::AdapterDtype adapter_dtype = model::AdapterDtype::float32;
 };
 
 // A probe point "RxW[:PAD]" as `stepcast measure --points` takes it after its probe kind: R rows of width W, a share

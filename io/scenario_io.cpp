@@ -103,8 +103,11 @@ void read_lora(MapReader& top, Scenario& s, const std::optional<model::ModuleTab
   std::string quant;
   if (l.read_choice("quantize_base", quant, model::base_quant_names(), false))
     s.lora.base_quant = model::parse_base_quant(quant, "lora.quantize_base");
+  std::string adapter_dtype;
+  if (l.read_choice("adapter_dtype", adapter_dtype, model::adapter_dtype_names(), false))
+    s.lora.adapter_dtype = model::parse_adapter_dtype(adapter_dtype, "lora.adapter_dtype");
   if (s.lora.full)
-    for (const char* key : {"rank", "alpha", "dropout", "targets", "quantize_base"})
+    for (const char* key : {"rank", "alpha", "dropout", "targets", "quantize_base", "adapter_dtype"})
       if (l.has(key))
         l.problem(l.node(key), std::string("lora.") + key + " with lora.full. Violated constraint: a full fine-tune "
                                                            "has no adapters");
@@ -118,9 +121,9 @@ void read_lora(MapReader& top, Scenario& s, const std::optional<model::ModuleTab
           l.problem(list[i], "lora.targets[" + std::to_string(i) + "]: " + p);
   }
   if (!l.has("rank") && !l.has("targets") && !l.has("dropout") && !l.has("autocast") && !l.has("full") &&
-      !l.has("checkpointing") && !l.has("quantize_base"))
-    l.problem("lora: neither rank, targets, dropout, autocast, full, checkpointing nor quantize_base. Violated "
-              "constraint: at least one");
+      !l.has("checkpointing") && !l.has("quantize_base") && !l.has("adapter_dtype"))
+    l.problem("lora: neither rank, targets, dropout, autocast, full, checkpointing, quantize_base nor adapter_dtype. "
+              "Violated constraint: at least one");
   l.finish();
 }
 

@@ -15,7 +15,8 @@
 //                                            # predictor's rank on the family's all-linear targets); autocast: true
 //                                            # when the trainer runs under torch.autocast (HF Trainer bf16=True);
 //                                            # lora: {full: true} plans a full fine-tune instead (no adapters);
-//                                            # quantize_base: nf4-double-quant for QLoRA (model/quantization.hpp)
+//                                            # quantize_base: nf4-double-quant for QLoRA (model/quantization.hpp);
+//                                            # adapter_dtype: bfloat16 for adapters kept in bf16 (model/adapters.hpp)
 //   gpu: {name: NVIDIA H200, memory_gib: 139.8}
 //   corpus: {file: corpora/x.txt, length_field: n}  # or synthetic: {...} or histogram: {seed, bins: [{length, count}]}
 //                                            # (file: lengths, CSV or JSON Lines, optionally .gz; io/corpus_io.hpp)
@@ -34,6 +35,7 @@
 #include <vector>
 
 #include "io/corpus_io.hpp"
+#include "model/adapters.hpp"
 #include "planner/batching.hpp"
 #include "planner/corpus.hpp"
 #include "planner/distributed.hpp"
@@ -65,6 +67,7 @@ struct LoraSpec {
   bool full = false;                 // full: true, a full fine-tune (every parameter trains; no adapter key)
   bool checkpointing = true;         // checkpointing: false, every layer keeps its activations (no recompute)
   model::BaseQuant base_quant = model::BaseQuant::none;  // quantize_base: nf4 | nf4-double-quant (QLoRA)
+  model::AdapterDtype adapter_dtype = model::AdapterDtype::float32;  // adapter_dtype: bfloat16 for pure-bf16 adapters
 };
 
 struct Scenario {

@@ -112,6 +112,24 @@ double batch_pairs(const AttentionSpec& layer, const MicroBatch& batch, const La
   return pairs;
 }
 
+namespace {
+
+// The weighted memory-bound bytes a token that the adapters' precision adds to the fp32 path's
+// (kLoraElementwiseBytes, with its dropout taken out where there is none): autocast's extra casts and bf16 output
+// side, or bf16 adapters' missing casts (docs/method.md, "LoRA under autocast", "bf16 adapters").
+double lora_precision_bytes_per_token(const LoraPlan& lora, const LoraChoice& choice) {
+  const AdapterPath path = adapter_path(choice);
+  if (lora.rank <= 0 || path == AdapterPath::fp32) return 0.0;
+  const auto in = static_cast<double>(lora.in_features);
+  const auto out = static_cast<double>(lora.in_out_features - lora.in_features);
+  const double input = path == AdapterPath::bf16
+                           ? (choice.dropout > 0 ? kBf16LoraInputBytes : kBf16LoraInputBytesNoDropout)
+                           : kAutocastLoraInputBytes;
+  return input * in + kAutocastLoraOutputBytes * out;
+}
+
+}  // namespace
+
 double lora_gemm_bytes(const LoraPlan& lora, bool autocast) {
   const double bytes = autocast ? 2.0 : 4.0;  // fp32 input read and output written, or bf16 under autocast
   return lora.rank > 0 ? bytes * static_cast<double>(lora.in_out_features) : 0.0;
@@ -164,6 +182,8 @@ double recompute_free_share(double backward_per_forward) {
 bool step_recomputes(const TierRules& tier, const LoraChoice& lora) { return recomputes(tier) && lora.checkpointing; }
 
 bool drops_recompute(const TierRules& tier, bool checkpointing) { return recomputes(tier) && !checkpointing; }
+
+AdapterPath adapter_path(const LoraChoice& lora) { return adapter_path(lora.autocast, lora.adapter_dtype); }
 
 double adamw_bytes_per_param(int64_t param_bytes) {
   constexpr double kAdamwElementPasses = 20;  // the foreach AdamW passes listed in model/features.hpp
@@ -235,7 +255,7 @@ FeatureMaker::FeatureMaker(const ModelShape& shape, const ModuleTable& modules, 
   const LoraPlan lora = plan_lora(modules, lora_choice);
   const TokenWork work = token_work(shape, modules, lora);
   dense_flops_per_token_ = work.dense_gemm_flops + work.shared_expert_flops + work.latent_proj_flops;
-  lora_flops_per_token_ = lora_work_per_token(work.lora_gemm_flops, lora, lora_choice.autocast, gpu);
+  lora_flops_per_token_ = lora_work_per_token(work.lora_gemm_flops, lora, adapter_path(lora_choice) != AdapterPath::fp32, gpu);
   expert_flops_per_token_ = work.expert_gemm_flops;
   router_flops_per_token_ = work.router_flops;
   // Norms, activations, residual adds and RoPE; weighted, also an eager norm's extra passes and LoRA's own
@@ -246,9 +266,7 @@ FeatureMaker::FeatureMaker(const ModelShape& shape, const ModuleTable& modules, 
     memory_bytes_per_token_ += (kNormPasses - 1.0) * work.norm_bytes;
     if (lora.rank > 0) memory_bytes_per_token_ += kLoraElementwiseBytes * static_cast<double>(lora.in_out_features);
     if (no_dropout) memory_bytes_per_token_ -= kLoraDropoutBytesPerInputWeighted * static_cast<double>(lora.in_features);
-    if (lora_choice.autocast && lora.rank > 0)
-      memory_bytes_per_token_ += kAutocastLoraInputBytes * static_cast<double>(lora.in_features) +
-                                 kAutocastLoraOutputBytes * static_cast<double>(lora.in_out_features - lora.in_features);
+    memory_bytes_per_token_ += lora_precision_bytes_per_token(lora, lora_choice);
   } else if (no_dropout) {
     memory_bytes_per_token_ -= kLoraDropoutBytesPerInput * static_cast<double>(lora.in_features);
   }
@@ -330,6 +348,7 @@ void FeatureMaker::set_memory_rates(const ModelShape& shape, const ModuleTable& 
   setup.peft_layers = tier.stack == Stack::hf_peft;
   setup.lora_dropout = lora.dropout;
   setup.lora_autocast = lora.autocast;
+  setup.lora_dtype = lora.adapter_dtype;
   // Activations in the weights' dtype; under autocast in bf16 (fp32 master weights of a full fine-tune included).
   setup.activation_bytes = lora.autocast ? 2 : dtype_bytes(shape.dtype);
   setup.recompute = !drops_recompute(tier, lora.checkpointing);

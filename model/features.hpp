@@ -75,6 +75,7 @@
 #include <string_view>
 #include <vector>
 
+#include "model/adapters.hpp"
 #include "model/batch.hpp"
 #include "model/counts.hpp"
 #include "model/gpus.hpp"
@@ -355,6 +356,14 @@ constexpr double kLoraDropoutBytesPerInputWeighted = 5.1;
 // measurements/campaigns/autocast-lora.yaml.
 constexpr double kAutocastLoraInputBytes = kLoraElementwiseBytes * 18.0 / 59.5;
 constexpr double kAutocastLoraOutputBytes = kLoraElementwiseBytes * -44.0 / 59.5;
+// bf16 adapters (LoraChoice::adapter_dtype), read from the same forward and backward: x is bf16 and so is lora_A,
+// so peft's input cast (6 a pass) and its backward (6) are gone, and dropout reads and writes bf16 (5 a pass and 5
+// in backward against 9 and 9): an input element moves 21 raw bytes with dropout (-30) and 6 without (the
+// gradient's accumulation alone, against 24: -18). The output side is autocast's: bf16 scale and add, no cast back
+// (-44). Derived, not fitted: checked by measurements/campaigns/h100-bf16-adapters.yaml.
+constexpr double kBf16LoraInputBytes = kLoraElementwiseBytes * -30.0 / 59.5;
+constexpr double kBf16LoraInputBytesNoDropout = kLoraElementwiseBytes * -18.0 / 59.5;
+
 
 struct LoraChoice {
   int64_t rank = 16;
@@ -379,7 +388,14 @@ struct LoraChoice {
   // QLoRA: the base's nn.Linear weights in bitsandbytes' 4-bit NF4 (model/quantization.hpp): their memory, a
   // dequantization per call of each (forward, recompute, backward) and peft's clone of their outputs.
   BaseQuant base_quant = BaseQuant::none;
+  // bf16 adapters: their parameters, gradients and AdamW states in bf16, and no fp32 casts or copies around them
+  // (docs/method.md, "bf16 adapters"). Under autocast too, this decides: autocast's casts of bf16 are no-ops.
+  AdapterDtype adapter_dtype = AdapterDtype::float32;
 };
+
+// How the choice's adapters meet the bf16 base (model/adapters.hpp); their GEMMs run on the bf16 tensor cores on
+// every path but fp32.
+AdapterPath adapter_path(const LoraChoice& lora);
 
 // Checkpointing off on a recomputing tier: every rate was fitted on steps that ran each layer's forward twice, so a
 // term keeps the share of its work that is not the second forward, (b + 1) / (b + 2) for a term whose backward

@@ -56,11 +56,12 @@ LaunchModel::LaunchModel(const ModelShape& shape, const TierRules& tier, int64_t
 }
 
 LaunchModel::LaunchModel(const ModelShape& shape, const ModuleTable& modules, const TierRules& tier, const LoraPlan& lora,
-                         bool autocast, bool full, bool checkpointing, BaseQuant quant) {
+                         AdapterPath adapters, bool full, bool checkpointing, BaseQuant quant) {
   const auto n = launch_units(shape, modules, tier, lora);
   for (int i = 0; i < kLaunchSources; ++i)
     if (i != kLaunchExpertHit) fixed_ += n[i] * kLaunchTable[i].per_unit;
-  if (autocast) fixed_ += n[kLaunchLora] * kAutocastLaunchesPerAdapter;
+  if (adapters == AdapterPath::autocast) fixed_ += n[kLaunchLora] * kAutocastLaunchesPerAdapter;
+  if (adapters == AdapterPath::bf16) fixed_ += n[kLaunchLora] * kBf16AdapterLaunchesPerAdapter;
   if (full)
     for (const Module& m : modules)
       if (m.kind == ModuleKind::linear) fixed_ += static_cast<double>(m.copies) * kFullLaunchesPerLinear;

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "model/adapters.hpp"
 #include "model/counts.hpp"
 #include "model/quantization.hpp"
 #include "model/shape.hpp"
@@ -50,6 +51,11 @@ std::array<double, kLaunchSources> launch_units(const ModelShape& shape, const T
 // split-K reduction in 1.6 of the bf16 adapter GEMMs, against the fp32 result's casts back. Registered before it was
 // counted, from peft's forward alone: +6 (the weights cast in both forward passes, no split-K).
 constexpr double kAutocastLaunchesPerAdapter = 4.0;
+// Launches bf16 adapters (AdapterDtype::bfloat16) take from each LoRA-wrapped linear, read from peft's forward and
+// autograd, registered before any count: peft's fp32 plumbing goes, the input's cast to fp32 and the result's cast
+// back in the forward and the recompute (4) and their backward with the fp32 add's gradient cast (3); the bf16
+// adapter GEMMs bring autocast's split-K reductions (1.6 an adapter, in the autocast count above): -5.4.
+constexpr double kBf16AdapterLaunchesPerAdapter = -7.0 + 1.6;
 
 // Launches per nn.Linear of a full fine-tune (no adapters, every weight trains): its forward, recompute,
 // input-gradient and weight-gradient GEMMs, plus the share of the layer's other kernels (residual adds, RoPE,
@@ -70,7 +76,8 @@ class LaunchModel {
   // `quant`: a QLoRA base (model/quantization.hpp): each 4-bit layer's dequantization kernels in each of its calls,
   // and peft's clone of a wrapped one's output in each forward.
   LaunchModel(const ModelShape& shape, const ModuleTable& modules, const TierRules& tier, const LoraPlan& lora,
-              bool autocast = false, bool full = false, bool checkpointing = true, BaseQuant quant = BaseQuant::none);
+              AdapterPath adapters = AdapterPath::fp32, bool full = false, bool checkpointing = true,
+              BaseQuant quant = BaseQuant::none);
   LaunchModel(const ModelShape& shape, const TierRules& tier, int64_t lora_rank = 16);
   // Every expert hit: the count of a step with enough tokens (what a coefficient file's host term carries).
   double per_step_all_experts() const { return fixed_ + per_hit_pairs_; }

@@ -99,6 +99,10 @@ double explicit_masks(const ModelShape& shape, const TrainingSetup& setup, int64
 
 }  // namespace
 
+AdapterPath adapter_path(const TrainingSetup& setup) {
+  return adapter_path(setup.lora_autocast, setup.lora_dtype);
+}
+
 double layer_working_set_bytes(const ModelShape& shape, int64_t activation_bytes) {
   double largest = 0;
   for (int64_t layer = 0; layer < shape.num_layers(); ++layer) largest = std::max(largest, layer_elements(shape, layer));
@@ -119,6 +123,22 @@ double gated_products(const ModelShape& shape, int64_t layer) {
 
 }  // namespace
 
+namespace {
+
+// Which tensor a trained linear's weight gradient reads: q, k, v (or fused qkv, MLA's down projections) share the
+// norm's output, the MLP's gate and up (and the router) share the other norm's, o_proj and down_proj read their own.
+std::string input_key(const ModelShape& shape, const Module& m) {
+  const ModuleNames& n = shape.family.names;
+  if (m.short_name == n.o_proj || m.short_name == n.down_proj || m.component == Component::experts ||
+      m.in_features != shape.hidden_size)
+    return m.name;
+  const bool ffn = m.component == Component::dense_mlp || m.component == Component::shared_experts ||
+                   m.component == Component::router;
+  return ffn ? "ffn input" : "attention input";
+}
+
+}  // namespace
+
 // Read from peft's lora.Linear.forward (x = x.to(fp32); result = result + lora_B(lora_A(dropout(x))) * scaling;
 // result.to(bf16)), transformers' RMSNorm (hidden.to(fp32), saved by pow and mul) and decoder layer, and checked
 // against the allocator's history of Mistral-7B at 2 x 2048 (measurements/records/h200-lora-rank): bytes per token,
@@ -134,20 +154,33 @@ double gated_products(const ModelShape& shape, int64_t layer) {
 // one: the mask and 2 bytes, or 2 without dropout (3 or 2 x d_in); at the last adapter the fp32 cast of x stays
 // alive (4 d_in) with, first, dropout's fp32 output until lora_A has cast it (4 d_in, dropout only), then the bf16
 // output, its scaled copy and the base output ((4 + a) d_out), whichever is larger.
+// bf16 adapters (`bf16`) save dropout's bf16 output and its mask (3 x d_in), or without dropout x itself: a tensor
+// nothing else keeps (a frozen linear saves nothing), counted once per distinct input as its a x d_in (down_proj's,
+// the gated product, is in the layer's elements already); at the last adapter lora_B's bf16 output, its scaled copy
+// and the base output ((4 + a) d_out).
 double peft_layer_working_set_bytes(const ModelShape& shape, const ModuleTable& modules,
                                     const std::vector<std::string>& lora_targets, double lora_dropout,
-                                    int64_t activation_bytes, bool autocast) {
+                                    int64_t activation_bytes, AdapterPath path) {
   const double a = static_cast<double>(activation_bytes);
   const double h = static_cast<double>(shape.hidden_size);
   const bool dropout = lora_dropout > 0;
   std::vector<double> adapters(static_cast<size_t>(shape.num_layers()), 0.0);
   std::vector<double> last(static_cast<size_t>(shape.num_layers()), 0.0);  // modules come in forward order
+  std::vector<std::string> shared_inputs;                                   // (layer, input) x already counted
   for (const Module& m : modules) {
     if (m.kind != ModuleKind::linear || m.layer < 0 || m.layer >= shape.num_layers()) continue;
     if (std::find(lora_targets.begin(), lora_targets.end(), m.short_name) == lora_targets.end()) continue;
     const double in = static_cast<double>(m.in_features), out = static_cast<double>(m.out_features);
     const auto l = static_cast<size_t>(m.layer);
-    if (autocast) {
+    if (path == AdapterPath::bf16) {
+      const std::string key = std::to_string(m.layer) + " " + input_key(shape, m);
+      const bool counted = m.short_name == shape.family.names.down_proj ||
+                           std::find(shared_inputs.begin(), shared_inputs.end(), key) != shared_inputs.end();
+      if (dropout) adapters[l] += 3.0 * in;
+      else if (!counted) adapters[l] += a * in;
+      shared_inputs.push_back(key);
+      last[l] = (4.0 + a) * out;
+    } else if (path == AdapterPath::autocast) {
       adapters[l] += (dropout ? 3.0 : 2.0) * in;
       last[l] = 4.0 * in + std::max(dropout ? 4.0 * in : 0.0, (4.0 + a) * out);
     } else {
@@ -166,18 +199,6 @@ double peft_layer_working_set_bytes(const ModelShape& shape, const ModuleTable& 
 }
 
 namespace {
-
-// Which tensor a trained linear's weight gradient reads: q, k, v (or fused qkv, MLA's down projections) share the
-// norm's output, the MLP's gate and up (and the router) share the other norm's, o_proj and down_proj read their own.
-std::string input_key(const ModelShape& shape, const Module& m) {
-  const ModuleNames& n = shape.family.names;
-  if (m.short_name == n.o_proj || m.short_name == n.down_proj || m.component == Component::experts ||
-      m.in_features != shape.hidden_size)
-    return m.name;
-  const bool ffn = m.component == Component::dense_mlp || m.component == Component::shared_experts ||
-                   m.component == Component::router;
-  return ffn ? "ffn input" : "attention input";
-}
 
 // Bytes per token one layer's trained linears keep: each distinct input once (a routed expert's input and
 // down_proj's once per top-k expert).
@@ -237,15 +258,26 @@ double peft_saved_bytes_per_token(const ModelShape& shape, const ModuleTable& mo
                                   const std::vector<std::string>& targets, bool full) {
   const double a = static_cast<double>(s.activation_bytes);
   const double h = static_cast<double>(shape.hidden_size);
-  const double per_input = s.lora_autocast ? (s.lora_dropout > 0 ? 3.0 : 2.0) : (s.lora_dropout > 0 ? 5.0 : 4.0);
-  const double per_rank = s.lora_autocast ? 2.0 : 4.0;
+  const AdapterPath path = adapter_path(s);
+  const bool dropout = s.lora_dropout > 0;
+  // bf16 adapters without dropout: lora_A saves x itself, once per distinct input (shared_x)
+  const bool shared_x = path == AdapterPath::bf16 && !dropout;
+  const double per_input = path == AdapterPath::bf16       ? (dropout ? 3.0 : 0.0)
+                           : path == AdapterPath::autocast ? (dropout ? 3.0 : 2.0)
+                                                           : (dropout ? 5.0 : 4.0);
+  const double per_rank = path == AdapterPath::fp32 ? 4.0 : 2.0;
   std::vector<double> layers(static_cast<size_t>(shape.num_layers()), 0.0);
+  std::vector<std::string> seen;
   if (!full)
     for (const Module& m : modules) {
       if (m.kind != ModuleKind::linear || m.layer < 0 || m.layer >= shape.num_layers()) continue;
       if (std::find(targets.begin(), targets.end(), m.short_name) == targets.end()) continue;
-      layers[static_cast<size_t>(m.layer)] +=
-          per_input * static_cast<double>(m.in_features) + per_rank * static_cast<double>(s.lora_rank);
+      double& layer = layers[static_cast<size_t>(m.layer)];
+      layer += per_input * static_cast<double>(m.in_features) + per_rank * static_cast<double>(s.lora_rank);
+      const std::string key = std::to_string(m.layer) + " " + input_key(shape, m);
+      if (shared_x && std::find(seen.begin(), seen.end(), key) == seen.end())
+        layer += a * static_cast<double>(m.in_features);
+      seen.push_back(key);
     }
   double total = 4.0 * h + (full ? a * h : 0.0);  // the final norm's fp32 copy; a trained head's input
   for (int64_t layer = 0; layer < shape.num_layers(); ++layer) {
@@ -313,11 +345,12 @@ ArchitectureMemoryRates architecture_rates(const ModelShape& shape, const Module
     r.optimizer_state_bytes = 2.0 * r.weight_bytes;
   } else {
     const auto targets = setup.lora_targets.empty() ? default_lora_targets(modules) : setup.lora_targets;
-    // fp32 adapters: the parameter, its gradient and AdamW's two moments, 4 bytes each.
+    // The parameter, its gradient and AdamW's two moments in the adapters' dtype: 4 bytes each (peft's fp32), 2 (bf16).
     const double params = static_cast<double>(plan_lora(modules, targets, setup.lora_rank).params);
-    r.trainable_param_bytes = 4.0 * params;
-    r.gradient_bytes = 4.0 * params;
-    r.optimizer_state_bytes = 8.0 * params;
+    const double bytes = setup.lora_dtype == AdapterDtype::bfloat16 ? 2.0 : 4.0;
+    r.trainable_param_bytes = bytes * params;
+    r.gradient_bytes = bytes * params;
+    r.optimizer_state_bytes = 2.0 * bytes * params;
   }
   r.trainable_bytes = r.trainable_param_bytes + r.gradient_bytes + r.optimizer_state_bytes;
   const double act = static_cast<double>(setup.activation_bytes);
@@ -333,7 +366,7 @@ ArchitectureMemoryRates architecture_rates(const ModelShape& shape, const Module
                          : peft_layer_working_set_bytes(shape, modules,
                                                         setup.lora_targets.empty() ? default_lora_targets(modules)
                                                                                    : setup.lora_targets,
-                                                        setup.lora_dropout, setup.activation_bytes, setup.lora_autocast);
+                                                        setup.lora_dropout, setup.activation_bytes, adapter_path(setup));
   r.mask_bytes = c.mask_bytes;
   set_eager_scores(shape, setup, r);
   if (!setup.recompute && setup.peft_layers) {  // what autograd saved in every layer, instead of checkpoint inputs

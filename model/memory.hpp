@@ -45,6 +45,7 @@ struct TrainingSetup {
   bool peft_layers = false;
   double lora_dropout = 0.05;             // peft's lora_dropout: > 0 saves a mask and an fp32 copy per adapter
   bool lora_autocast = false;             // the step under torch.autocast(bf16): adapters save bf16 inputs
+  AdapterDtype lora_dtype = AdapterDtype::float32;  // bf16 adapters: no fp32 copies, bf16 AdamW states
   // Gradient checkpointing. false: every layer keeps what autograd saved in its forward until its backward
   // (transformers + peft: peft_saved_bytes_per_token; the harness: its working set), docs/method.md, "Checkpointing off".
   bool recompute = true;
@@ -133,8 +134,9 @@ double layer_working_set_bytes(const ModelShape& shape, int64_t activation_bytes
 // The same for transformers + peft (docs/families.md, "The layer a run recomputes"): per token, the largest over
 // layers of what one layer allocates in its recompute and still holds when its last adapter runs, the peak of a
 // family whose logits path is small (Mistral-7B: 475.5 KiB measured, 474.0 by this rule).
+AdapterPath adapter_path(const TrainingSetup& setup);  // model/adapters.hpp, of lora_autocast and lora_dtype
 double peft_layer_working_set_bytes(const ModelShape& shape, const ModuleTable& modules,
                                     const std::vector<std::string>& lora_targets, double lora_dropout,
-                                    int64_t activation_bytes, bool autocast = false);
+                                    int64_t activation_bytes, AdapterPath path = AdapterPath::fp32);
 
 }  // namespace stepcast::model

@@ -160,7 +160,7 @@ ParallelWorkload lora_workload(const ModelShape& shape, int64_t lora_rank, bool 
 }
 
 ParallelWorkload lora_workload(const ModelShape& shape, const ModuleTable& modules, const LoraPlan& lora_plan,
-                               bool recompute) {
+                               bool recompute, AdapterDtype adapter_dtype) {
   ParallelWorkload w;
   const ParamCounts params = count_params(shape, modules);
   const auto dtype = static_cast<double>(dtype_bytes(shape.dtype));
@@ -168,9 +168,10 @@ ParallelWorkload lora_workload(const ModelShape& shape, const ModuleTable& modul
   const auto experts = params.by_component.find("experts");
   if (experts != params.by_component.end()) w.expert_weight_bytes = static_cast<double>(experts->second) * dtype;
   const auto lora = static_cast<double>(lora_plan.params);
-  w.trainable_bytes = 4 * lora;
-  w.gradient_bytes = 4 * lora;
-  w.optimizer_state_bytes = 8 * lora;
+  const double bytes = adapter_dtype == AdapterDtype::bfloat16 ? 2.0 : 4.0;
+  w.trainable_bytes = bytes * lora;
+  w.gradient_bytes = bytes * lora;
+  w.optimizer_state_bytes = 2.0 * bytes * lora;
   w.layers = std::max<int64_t>(1, shape.num_layers());
   w.moe_layers = shape.moe.num_experts > 0 ? shape.num_layers() : 0;
   w.hidden_size = shape.hidden_size;

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <string>
 
+#include "model/adapters.hpp"
 #include "model/counts.hpp"
 #include "model/gpus.hpp"
 
@@ -102,8 +103,10 @@ struct ParallelWorkload {
 // adapters and their gradients in fp32 (as model/features.cpp charges them), AdamW's two fp32 states.
 struct ModelShape;
 ParallelWorkload lora_workload(const ModelShape& shape, int64_t lora_rank, bool recompute);
-// The same for the adapters `lora` of the shape's module table, expanded once by the caller (model/modules.hpp).
-ParallelWorkload lora_workload(const ModelShape& shape, const ModuleTable& modules, const LoraPlan& lora, bool recompute);
+// The same for the adapters `lora` of the shape's module table, expanded once by the caller (model/modules.hpp);
+// bf16 adapters (`dtype`) keep parameters, gradients and states in 2 bytes.
+ParallelWorkload lora_workload(const ModelShape& shape, const ModuleTable& modules, const LoraPlan& lora, bool recompute,
+                               AdapterDtype dtype = AdapterDtype::float32);
 
 // A full fine-tune's workload: every weight trains in its dtype, with a gradient and AdamW's two states like it
 // (torch.optim.AdamW keeps them in the parameter's dtype), as model/memory.cpp charges them.

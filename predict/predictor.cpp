@@ -93,7 +93,7 @@ bool same_model(const Built& asked, const std::optional<Built>& source) {
 // Kernel launches of one step with every expert hit (model/launches.hpp).
 double launches_of(const model::ModelShape& shape, const model::ModuleTable& modules, const std::string& tier,
                    const model::LoraChoice& lora) {
-  return model::LaunchModel(shape, modules, model::tier_from_label(tier), model::plan_lora(modules, lora), lora.autocast,
+  return model::LaunchModel(shape, modules, model::tier_from_label(tier), model::plan_lora(modules, lora), model::adapter_path(lora),
                             lora.full, lora.checkpointing, lora.base_quant)
       .per_step_all_experts();
 }
@@ -167,6 +167,7 @@ model::LoraChoice lora_of(const PredictorAsk& ask, const model::Coefficients& c,
   lora.full = ask.full;
   lora.checkpointing = ask.checkpointing;
   lora.base_quant = ask.base_quant;
+  lora.adapter_dtype = ask.adapter_dtype;
   if (lora.full) return lora;  // no adapters: the targets are not asked
   std::vector<std::string> problems;
   for (const auto& p : model::lora_target_problems(b.modules, lora.targets, b.shape.name))

@@ -47,6 +47,7 @@ struct PredictorAsk {
   bool full = false;           // full fine-tuning: no adapters, every parameter trains (model::LoraChoice::full)
   bool checkpointing = true;   // gradient checkpointing (model::LoraChoice::checkpointing)
   model::BaseQuant base_quant = model::BaseQuant::none;  // QLoRA's 4-bit base (model::LoraChoice::base_quant)
+  model::AdapterDtype adapter_dtype = model::AdapterDtype::float32;  // model::LoraChoice::adapter_dtype
   std::string attention_kernels;  // the stack's attention kernels when not its arch's (model::TransferAsk)
   std::string lora_where = "LoRA targets";  // prefixes a problem with them ("--lora-targets", "s.yaml:9:12: lora.targets")
 };

@@ -22,7 +22,7 @@ step (x `gpus`), `steps` steps (PLAN_STEPS when absent), padded to `seq_len` (po
                  padding-free), with `max_length` (default `seq_len`), `bucket_size`, `pad_to_multiple_of`,
                  `packer`, `pack_attention` and `seed` (default 1) as the scenario's `baseline:` takes them;
                  required with `corpus`
-and, as before, `method` (full or lora, with `lora: {rank, alpha, dropout, targets[, quantize_base]}`), `checkpointing`,
+and, as before, `method` (full or lora, with `lora: {rank, alpha, dropout, targets[, quantize_base][, adapter_dtype]}`), `checkpointing`,
 `autocast`, `dtype`, `tier`. Units of a `plan` configuration: `run_s` (the whole run, its first step included),
 `tokens_per_s_per_gpu` (real tokens: the corpus's, without padding, when a corpus is given) and `s_per_step`
 (the mean seconds of an optimizer step over the run: micro-batches and optimizer steps, without the process's
@@ -111,8 +111,10 @@ def lora_block(q, autocast):
     l = q["lora"]
     # QLoRA: the base's linears in bitsandbytes' 4 bits (`lora: {quantize_base: ...}`, docs/method.md "QLoRA")
     quant = f", quantize_base: {l['quantize_base']}" if l.get("quantize_base") else ""
+    # Adapters kept in bf16 (`lora: {adapter_dtype: bfloat16}`, docs/method.md "bf16 adapters")
+    dtype = f", adapter_dtype: {l['adapter_dtype']}" if l.get("adapter_dtype") else ""
     return (f"{{rank: {l['rank']}, alpha: {l['alpha']}, dropout: {l['dropout']}, targets: [{', '.join(l['targets'])}], "
-            f"autocast: {a}, checkpointing: {ckpt}{quant}}}")
+            f"autocast: {a}, checkpointing: {ckpt}{quant}{dtype}}}")
 
 
 def usable_memory_gib(gpu):

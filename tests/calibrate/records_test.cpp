@@ -152,6 +152,14 @@ TEST_CASE("a record's own LoRA reads into Record::lora and stays in the written 
   mixed.replace(mixed.find("\"dtype\""), 0, "\"autocast\": true, ");
   TempFile g(mixed + "\n", ".jsonl");
   CHECK(stepcast::calibrate::lora_choice(read_records(g.path())[0], 8).autocast);
+  CHECK(lora.adapter_dtype == stepcast::model::AdapterDtype::float32);  // peft's default, as the record says
+  std::string bf16 = line;
+  bf16.replace(bf16.find("\"float32\""), 9, "\"bfloat16\"");
+  TempFile b(bf16 + "\n", ".jsonl");
+  CHECK(stepcast::calibrate::lora_choice(read_records(b.path())[0], 8).adapter_dtype ==
+        stepcast::model::AdapterDtype::bfloat16);
+  CHECK(stepcast::calibrate::lora_key(stepcast::calibrate::lora_choice(read_records(b.path())[0], 8)) !=
+        stepcast::calibrate::lora_key(lora));
   std::string bad = line;
   bad.replace(bad.find("\"dtype\""), 0, "\"autocast\": \"yes\", ");
   TempFile h(bad + "\n", ".jsonl");

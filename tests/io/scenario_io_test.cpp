@@ -116,7 +116,7 @@ TEST_CASE("a scenario's lora block: rank, alpha and targets, each target a modul
   CHECK_THAT(p, Contains("lora.rank = 0"));
   // Phi-3 fuses q, k and v: its own names are what it accepts.
   CHECK(problems_of(with_lora("phi-3.5-mini", "{targets: [qkv_proj, o_proj]}")).empty());
-  CHECK_THAT(problems_of(with_lora("phi-3.5-mini", "{}")), Contains("neither rank, targets, dropout, autocast, full, checkpointing nor quantize_base"));
+  CHECK_THAT(problems_of(with_lora("phi-3.5-mini", "{}")), Contains("neither rank, targets, dropout, autocast, full, checkpointing, quantize_base nor adapter_dtype"));
   // QLoRA's 4-bit base: its words, refused at the key otherwise, and not beside a full fine-tune.
   TempFile q4(with_lora("llama-3-8b", "{quantize_base: nf4-double-quant}"), ".yaml");
   CHECK(stepcast::io::load_scenario(q4.path()).lora.base_quant == stepcast::model::BaseQuant::nf4_double);
@@ -124,6 +124,13 @@ TEST_CASE("a scenario's lora block: rank, alpha and targets, each target a modul
              Contains(":4:") && Contains("lora.quantize_base = 'int4'. Violated constraint: one of none, nf4, nf4-double-quant"));
   CHECK_THAT(problems_of(with_lora("llama-3-8b", "{full: true, quantize_base: nf4}")),
              Contains("lora.quantize_base with lora.full"));
+  // bf16 adapters: the two words, refused at the key otherwise, and not beside a full fine-tune.
+  TempFile bf16(with_lora("llama-3-8b", "{adapter_dtype: bfloat16}"), ".yaml");
+  CHECK(stepcast::io::load_scenario(bf16.path()).lora.adapter_dtype == stepcast::model::AdapterDtype::bfloat16);
+  CHECK_THAT(problems_of(with_lora("llama-3-8b", "{adapter_dtype: bf16}")),
+             Contains(":4:") && Contains("lora.adapter_dtype = 'bf16'") && Contains("float32, bfloat16"));
+  CHECK_THAT(problems_of(with_lora("llama-3-8b", "{full: true, adapter_dtype: bfloat16}")),
+             Contains("lora.adapter_dtype with lora.full"));
   // lora: {full: true} plans a full fine-tune: no adapter key beside it.
   TempFile full(with_lora("llama-3-8b", "{full: true}"), ".yaml");
   CHECK(stepcast::io::load_scenario(full.path()).lora.full);

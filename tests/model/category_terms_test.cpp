@@ -266,7 +266,7 @@ TEST_CASE("LoRA under autocast: bf16 adapter GEMMs, 4 more launches an adapter",
         Approx(flops * h200.peaks.fp32_tflops / h200.peaks.bf16_tflops +
                kappa * 2 * static_cast<double>(lora.in_out_features)));
   CHECK(sm::lora_work_per_token(flops, lora, true, h200) < 0.5 * sm::lora_work_per_token(flops, lora, false, h200));
-  const sm::LaunchModel fp32(llama, modules, tier, lora), mixed(llama, modules, tier, lora, true);
+  const sm::LaunchModel fp32(llama, modules, tier, lora), mixed(llama, modules, tier, lora, sm::AdapterPath::autocast);
   CHECK(mixed.per_step_all_experts() - fp32.per_step_all_experts() ==
         Approx(sm::kAutocastLaunchesPerAdapter * static_cast<double>(lora.modules)));
   CHECK(lora.modules == 224);

@@ -66,7 +66,7 @@ TEST_CASE("full fine-tuning launches: kFullLaunchesPerLinear per nn.Linear inste
   const auto modules = sm::expand_modules(shape);
   const auto tier = sm::tier_from_label("hf-peft/sdpa-grouped_mm");
   const double norms_only = sm::LaunchModel(shape, modules, tier, sm::LoraPlan{}).per_step_all_experts();
-  const double trained = sm::LaunchModel(shape, modules, tier, sm::LoraPlan{}, false, true).per_step_all_experts();
+  const double trained = sm::LaunchModel(shape, modules, tier, sm::LoraPlan{}, sm::AdapterPath::fp32, true).per_step_all_experts();
   int64_t linears = 0;
   for (const auto& m : modules)
     if (m.kind == sm::ModuleKind::linear) linears += m.copies;

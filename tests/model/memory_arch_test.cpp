@@ -259,10 +259,10 @@ TEST_CASE("a transformers + peft layer's working set, counted from the stack's c
   // Under autocast lora_A saves the bf16 cast (and the mask): 3 or 2 bytes an input element; at down_proj the fp32
   // x stays alive with, first, dropout's fp32 output (4 I), then the bf16 output, its scaled copy and the base
   // output (6 h): the larger.
-  CHECK(model::peft_layer_working_set_bytes(s, modules, all7, 0.05, 2, true) ==
+  CHECK(model::peft_layer_working_set_bytes(s, modules, all7, 0.05, 2, model::AdapterPath::autocast) ==
         Approx(base + 3 * inputs + 4 * I + std::max(4 * I, 6 * h)));
-  CHECK(model::peft_layer_working_set_bytes(s, modules, all7, 0.0, 2, true) == Approx(base + 2 * inputs + 4 * I + 6 * h));
-  CHECK(model::peft_layer_working_set_bytes(s, modules, all7, 0.05, 2, true) <
+  CHECK(model::peft_layer_working_set_bytes(s, modules, all7, 0.0, 2, model::AdapterPath::autocast) == Approx(base + 2 * inputs + 4 * I + 6 * h));
+  CHECK(model::peft_layer_working_set_bytes(s, modules, all7, 0.05, 2, model::AdapterPath::autocast) <
         model::peft_layer_working_set_bytes(s, modules, all7, 0.05, 2));
 
   // Which path peaks: with dropout the layer (474 KiB) beats the logits (12.05 B x 32,000 = 376.6 KiB); without it

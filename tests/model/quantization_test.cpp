@@ -88,7 +88,7 @@ TEST_CASE("4-bit layers launch their dequantization kernels, and a full fine-tun
   const auto tier = sm::parse_tier("hf-peft/sdpa-grouped_mm");
   const auto lora = sm::plan_lora(modules, qlora(sm::BaseQuant::none));
   const double plain = sm::LaunchModel(shape, modules, tier, lora).per_step(4096);
-  const double q4 = sm::LaunchModel(shape, modules, tier, lora, false, false, true, sm::BaseQuant::nf4_double).per_step(4096);
+  const double q4 = sm::LaunchModel(shape, modules, tier, lora, sm::AdapterPath::fp32, false, true, sm::BaseQuant::nf4_double).per_step(4096);
   // 224 4-bit layers x 3 calls x 3 kernels, and 192 wrapped ones' clones in two forwards.
   CHECK(q4 - plain == Approx(224 * 3 * 3 + 192 * 2));
   sm::LoraChoice full = qlora(sm::BaseQuant::nf4);

@@ -79,6 +79,8 @@ def check_item(item, root, where):
         require(isinstance(lora.get("targets"), list) and lora["targets"], where,
                 "lora.targets must be a non-empty list")
     require(isinstance(lora.get("autocast", False), bool), where, "lora.autocast must be true or false")
+    require(lora.get("adapter_dtype", "float32") in ("float32", "bfloat16"), where,
+            "lora.adapter_dtype must be float32 or bfloat16")
     require(item.get("gradient_checkpointing", "reentrant") in CHECKPOINTING, where,
             "gradient_checkpointing must be one of %s" % ", ".join(CHECKPOINTING))
     require(item.get("allocator", "default") in ALLOCATORS, where, "allocator must be one of %s" % ", ".join(ALLOCATORS))
@@ -125,7 +127,8 @@ def item_file(outdir, item):
 def describe(item):
     lora = item["lora"]
     trains = "full fine-tuning" if lora.get("full") else "lora r%d on %s%s" % (
-        lora["rank"], ",".join(lora["targets"]), " under autocast" if lora.get("autocast") else "")
+        lora["rank"], ",".join(lora["targets"]), " under autocast" if lora.get("autocast") else "") + (
+        ", bf16 adapters" if lora.get("adapter_dtype") == "bfloat16" else "")
     parts = [item["id"], item["model"], trains,
              "ckpt " + item.get("gradient_checkpointing", "reentrant"), "label " + item.get("label", "warm")]
     run = item.get("run")
@@ -196,7 +199,10 @@ class Executor:
             config_lora = peft.LoraConfig(r=lora["rank"], lora_alpha=lora.get("alpha", 2 * lora["rank"]),
                                           lora_dropout=lora.get("dropout", 0.05), target_modules=lora["targets"],
                                           task_type="CAUSAL_LM")
-            model = peft.get_peft_model(model, config_lora)
+            # peft casts bf16 adapters up to fp32 unless autocast_adapter_dtype=False keeps them in the base's bf16
+            # (docs/method.md, "bf16 adapters"); the record's lora.dtype says which ran.
+            model = peft.get_peft_model(model, config_lora,
+                                        autocast_adapter_dtype=lora.get("adapter_dtype", "float32") != "bfloat16")
         model.train()
         if lora.get("autocast"):
             # As accelerate's prepare_model wraps it for the HF Trainer and TRL with bf16=True: the forward (and the
