@@ -311,7 +311,34 @@ std::string default_predictor_gpu(const std::string& gpu) {
   return default_coefficients_path(gpu).empty() ? first_gpu_with_default().name : model::gpu_info(gpu).name;
 }
 
+namespace {
+
+// What the choice prices from the stack's code with no measurement of it yet: said beside the answer, since its
+// interval holds only the calibrated paths' errors.
+std::vector<std::string> unmeasured_notes(const model::LoraChoice& lora) {
+  std::vector<std::string> notes;
+  if (!lora.full && lora.adapter_dtype == model::AdapterDtype::bfloat16)
+    notes.push_back("bf16 adapters are priced from peft's code and not measured yet (docs/method.md, \"bf16 adapters\"; "
+                    "registered: measurements/campaigns/h100-bf16-adapters.yaml); the interval holds the fp32 path's errors");
+  if (lora.base_quant != model::BaseQuant::none)
+    notes.push_back("a 4-bit base is priced from bitsandbytes' and peft's code and not measured here (docs/method.md, "
+                    "\"QLoRA\"); the interval holds the bf16 path's errors");
+  return notes;
+}
+
+Predictor choose(const PredictorAsk& ask);
+
+}  // namespace
+
 Predictor choose_predictor(const PredictorAsk& ask) {
+  Predictor p = choose(ask);
+  for (auto& n : unmeasured_notes(p.lora)) p.notes.push_back(std::move(n));
+  return p;
+}
+
+namespace {
+
+Predictor choose(const PredictorAsk& ask) {
   if (ask.coefficients.empty()) return default_predictor(ask, {}, std::nullopt);
   Question q;
   q.c = io::load_coefficients(ask.coefficients);
@@ -336,11 +363,14 @@ Predictor choose_predictor(const PredictorAsk& ask) {
   return p;
 }
 
+}  // namespace
+
 std::unique_ptr<model::StepModel> Predictor::step_model() const { return step_model(lora); }
 
 std::unique_ptr<model::StepModel> Predictor::step_model(const model::LoraChoice& with) const {
   if (with.rank == lora.rank && with.targets == lora.targets && with.full == lora.full &&
-      with.checkpointing == lora.checkpointing)
+      with.checkpointing == lora.checkpointing && with.autocast == lora.autocast &&
+      with.adapter_dtype == lora.adapter_dtype && with.base_quant == lora.base_quant)
     return std::make_unique<model::StepModel>(shape, modules, transfer.coefficients, transfer.gpu, with);
   // Another plan launches another count: the model transfer's fixed cost and the stack's host side follow it.
   const double launches = launches_of(shape, modules, transfer.coefficients.tier, with);
