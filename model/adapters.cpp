@@ -17,6 +17,8 @@ AdapterDtype parse_adapter_dtype(const std::string& name, const std::string& whe
                    "to fp32) or bfloat16 (get_peft_model(autocast_adapter_dtype=False), or a model cast to bf16)");
 }
 
+double adapter_param_bytes(AdapterDtype d) { return d == AdapterDtype::bfloat16 ? 2.0 : 4.0; }
+
 AdapterPath adapter_path(bool autocast, AdapterDtype dtype) {
   if (dtype == AdapterDtype::bfloat16) return AdapterPath::bf16;
   return autocast ? AdapterPath::autocast : AdapterPath::fp32;

@@ -16,6 +16,8 @@ std::string adapter_dtype_name(AdapterDtype d);  // "float32", "bfloat16": the C
 std::vector<std::string> adapter_dtype_names();
 // The dtype a word names; anything else is an InputError naming `where` and the words.
 AdapterDtype parse_adapter_dtype(const std::string& name, const std::string& where);
+// Bytes an adapter parameter, its gradient and each AdamW moment take: 4 (fp32), 2 (bf16).
+double adapter_param_bytes(AdapterDtype d);
 
 // fp32 adapters on their own (peft's default: x cast to fp32, fp32 GEMMs, an fp32 add and a cast back), fp32
 // adapters under torch.autocast(bf16) (bf16 GEMMs and output side, one more cast of the input), bf16 adapters (no

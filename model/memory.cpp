@@ -137,6 +137,11 @@ std::string input_key(const ModelShape& shape, const Module& m) {
   return ffn ? "ffn input" : "attention input";
 }
 
+// The same, told apart across layers: the tensor one module of one layer reads.
+std::string layer_input_key(const ModelShape& shape, const Module& m) {
+  return std::to_string(m.layer) + " " + input_key(shape, m);
+}
+
 }  // namespace
 
 // Read from peft's lora.Linear.forward (x = x.to(fp32); result = result + lora_B(lora_A(dropout(x))) * scaling;
@@ -173,7 +178,7 @@ double peft_layer_working_set_bytes(const ModelShape& shape, const ModuleTable& 
     const double in = static_cast<double>(m.in_features), out = static_cast<double>(m.out_features);
     const auto l = static_cast<size_t>(m.layer);
     if (path == AdapterPath::bf16) {
-      const std::string key = std::to_string(m.layer) + " " + input_key(shape, m);
+      const std::string key = layer_input_key(shape, m);
       const bool counted = m.short_name == shape.family.names.down_proj ||
                            std::find(shared_inputs.begin(), shared_inputs.end(), key) != shared_inputs.end();
       if (dropout) adapters[l] += 3.0 * in;
@@ -274,7 +279,7 @@ double peft_saved_bytes_per_token(const ModelShape& shape, const ModuleTable& mo
       if (std::find(targets.begin(), targets.end(), m.short_name) == targets.end()) continue;
       double& layer = layers[static_cast<size_t>(m.layer)];
       layer += per_input * static_cast<double>(m.in_features) + per_rank * static_cast<double>(s.lora_rank);
-      const std::string key = std::to_string(m.layer) + " " + input_key(shape, m);
+      const std::string key = layer_input_key(shape, m);
       if (shared_x && std::find(seen.begin(), seen.end(), key) == seen.end())
         layer += a * static_cast<double>(m.in_features);
       seen.push_back(key);
@@ -347,7 +352,7 @@ ArchitectureMemoryRates architecture_rates(const ModelShape& shape, const Module
     const auto targets = setup.lora_targets.empty() ? default_lora_targets(modules) : setup.lora_targets;
     // The parameter, its gradient and AdamW's two moments in the adapters' dtype: 4 bytes each (peft's fp32), 2 (bf16).
     const double params = static_cast<double>(plan_lora(modules, targets, setup.lora_rank).params);
-    const double bytes = setup.lora_dtype == AdapterDtype::bfloat16 ? 2.0 : 4.0;
+    const double bytes = adapter_param_bytes(setup.lora_dtype);
     r.trainable_param_bytes = bytes * params;
     r.gradient_bytes = bytes * params;
     r.optimizer_state_bytes = 2.0 * bytes * params;

@@ -168,7 +168,7 @@ ParallelWorkload lora_workload(const ModelShape& shape, const ModuleTable& modul
   const auto experts = params.by_component.find("experts");
   if (experts != params.by_component.end()) w.expert_weight_bytes = static_cast<double>(experts->second) * dtype;
   const auto lora = static_cast<double>(lora_plan.params);
-  const double bytes = adapter_dtype == AdapterDtype::bfloat16 ? 2.0 : 4.0;
+  const double bytes = adapter_param_bytes(adapter_dtype);
   w.trainable_bytes = bytes * lora;
   w.gradient_bytes = bytes * lora;
   w.optimizer_state_bytes = 2.0 * bytes * lora;
