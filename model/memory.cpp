@@ -179,11 +179,10 @@ double peft_layer_working_set_bytes(const ModelShape& shape, const ModuleTable& 
     const auto l = static_cast<size_t>(m.layer);
     if (path == AdapterPath::bf16) {
       const std::string key = layer_input_key(shape, m);
-      const bool counted = m.short_name == shape.family.names.down_proj ||
-                           std::find(shared_inputs.begin(), shared_inputs.end(), key) != shared_inputs.end();
+      const bool first = std::find(shared_inputs.begin(), shared_inputs.end(), key) == shared_inputs.end();
+      if (first) shared_inputs.push_back(key);
       if (dropout) adapters[l] += 3.0 * in;
-      else if (!counted) adapters[l] += a * in;
-      shared_inputs.push_back(key);
+      else if (first && m.short_name != shape.family.names.down_proj) adapters[l] += a * in;
       last[l] = (4.0 + a) * out;
     } else if (path == AdapterPath::autocast) {
       adapters[l] += (dropout ? 3.0 : 2.0) * in;
@@ -280,9 +279,9 @@ double peft_saved_bytes_per_token(const ModelShape& shape, const ModuleTable& mo
       double& layer = layers[static_cast<size_t>(m.layer)];
       layer += per_input * static_cast<double>(m.in_features) + per_rank * static_cast<double>(s.lora_rank);
       const std::string key = layer_input_key(shape, m);
-      if (shared_x && std::find(seen.begin(), seen.end(), key) == seen.end())
-        layer += a * static_cast<double>(m.in_features);
-      seen.push_back(key);
+      const bool first = std::find(seen.begin(), seen.end(), key) == seen.end();
+      if (first) seen.push_back(key);
+      if (shared_x && first) layer += a * static_cast<double>(m.in_features);
     }
   double total = 4.0 * h + (full ? a * h : 0.0);  // the final norm's fp32 copy; a trained head's input
   for (int64_t layer = 0; layer < shape.num_layers(); ++layer) {

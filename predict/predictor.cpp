@@ -326,18 +326,6 @@ std::vector<std::string> unmeasured_notes(const model::LoraChoice& lora) {
   return notes;
 }
 
-Predictor choose(const PredictorAsk& ask);
-
-}  // namespace
-
-Predictor choose_predictor(const PredictorAsk& ask) {
-  Predictor p = choose(ask);
-  for (auto& n : unmeasured_notes(p.lora)) p.notes.push_back(std::move(n));
-  return p;
-}
-
-namespace {
-
 Predictor choose(const PredictorAsk& ask) {
   if (ask.coefficients.empty()) return default_predictor(ask, {}, std::nullopt);
   Question q;
@@ -364,6 +352,12 @@ Predictor choose(const PredictorAsk& ask) {
 }
 
 }  // namespace
+
+Predictor choose_predictor(const PredictorAsk& ask) {
+  Predictor p = choose(ask);
+  for (auto& n : unmeasured_notes(p.lora)) p.notes.push_back(std::move(n));
+  return p;
+}
 
 std::unique_ptr<model::StepModel> Predictor::step_model() const { return step_model(lora); }
 
