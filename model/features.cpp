@@ -358,11 +358,7 @@ void FeatureMaker::set_memory_rates(const ModelShape& shape, const ModuleTable& 
   weights_gib_ = rates.weight_bytes / kGiB;
   lora_gib_ = rates.trainable_bytes / kGiB;
   trainable_ = {rates.trainable_param_bytes / kGiB, rates.gradient_bytes / kGiB, rates.optimizer_state_bytes / kGiB};
-  saved_bytes_per_token_ = rates.saved_bytes_per_token;
-  logits_bytes_per_token_ = rates.logits_bytes_per_token;
-  working_bytes_per_token_ = rates.working_set_bytes_per_token;
-  eager_peak_bytes_ = rates.eager_peak_bytes;
-  eager_saved_bytes_ = rates.eager_saved_bytes;
+  activation_rates_ = rates;
   const bool layer_peak = rates.working_set_bytes_per_token > rates.logits_bytes_per_token;
   probe_trainable_gib_ = trainable_.params + (layer_peak ? trainable_.gradients : 0.0);
   if (lora.full) {
@@ -451,9 +447,7 @@ MemoryFeatures FeatureMaker::memory(const MicroBatch& batch) const {
   }
   m.y[kMemMask] = rows * w * w * masks / kGiB;
   const double tokens = rows * w, scores = rows * w * (w + 1);
-  const double step_bytes = tokens * saved_bytes_per_token_ + scores * eager_saved_bytes_ +
-                            std::max(tokens * logits_bytes_per_token_, tokens * working_bytes_per_token_ + scores * eager_peak_bytes_);
-  m.y[kMemActivation] = step_bytes / kGiB + m.y[kMemMask] * mask_bytes_;
+  m.y[kMemActivation] = activation_rates_.step_bytes(tokens, scores) / kGiB + m.y[kMemMask] * mask_bytes_;
   if (expanded_kv_bytes_per_token_ > 0 &&
       std::any_of(types_.begin(), types_.end(), [&](const LayerType& t) { return t.at(path, batch.width).expand_kv; }))
     m.y[kMemActivation] += rows * w * expanded_kv_bytes_per_token_ / kGiB;

@@ -79,6 +79,7 @@
 #include "model/batch.hpp"
 #include "model/counts.hpp"
 #include "model/gpus.hpp"
+#include "model/memory_rates.hpp"
 #include "model/run_memory.hpp"
 #include "model/quantization.hpp"
 #include "model/shape.hpp"
@@ -533,10 +534,9 @@ class FeatureMaker {
   double embedding_backward_first_gib_ = 0;         // embedding_backward_gib(false)
   double embedding_backward_accumulating_gib_ = 0;  // embedding_backward_gib(true)
   TrainableGib trainable_;
-  // architecture_rates' parts: saved inputs + max(logits, working set), and eager attention's scores, which grow as
+  // architecture_rates: saved inputs + max(logits, working set), and eager attention's scores, which grow as
   // W x (W + 1) (docs/families.md, "Eager attention")
-  double saved_bytes_per_token_ = 0, logits_bytes_per_token_ = 0, working_bytes_per_token_ = 0;
-  double eager_peak_bytes_ = 0, eager_saved_bytes_ = 0;  // per element of R x W x (W + 1)
+  ArchitectureMemoryRates activation_rates_;
   double eager_score_bytes_ = 0;  // memory-bound bytes of one forward over one eager layer's scores, per row x W x (W + 1)
   double mask_bytes_ = 0;                  // architecture_rates: per element of an explicit mask
   // transformers + peft with a recomputed layer as the peak: SDPA saves the k and v that repeat_kv expanded to every

@@ -64,15 +64,22 @@ double norm_elements(const ModelShape& shape, int64_t layer) {
   return norms * static_cast<double>(shape.hidden_size);
 }
 
-// Elements per token that one layer's recompute keeps for its backward: q, k, v, the attention output and
-// o_proj's output; MLA's latents; the dense MLP's gate, up and activation (or up and activation); for each of
-// the top-k experts and the shared experts the same; the router's logits; the layer's norm outputs.
-double layer_elements(const ModelShape& shape, int64_t layer) {
+// Elements per token of one layer's attention half that its recompute keeps for the backward: q, k, v, the
+// attention output and o_proj's output; MLA's latents.
+double attention_elements(const ModelShape& shape, int64_t layer) {
   const AttentionSpec& a = shape.layers[static_cast<size_t>(layer)];
-  const double h = static_cast<double>(shape.hidden_size);
   double e = static_cast<double>(a.num_heads * a.head_dim + a.num_kv_heads * (a.head_dim + a.value_dim()) +
-                                 a.num_heads * a.value_dim()) + h;
+                                 a.num_heads * a.value_dim() + shape.hidden_size);
   if (a.mla()) e += static_cast<double>(a.q_lora_rank + a.kv_lora_rank + a.rope_head_dim);
+  return e;
+}
+
+// Elements per token that one layer's recompute keeps for its backward: the attention half's; the dense MLP's gate,
+// up and activation (or up and activation); for each of the top-k experts and the shared experts the same; the
+// router's logits; the layer's norm outputs.
+double layer_elements(const ModelShape& shape, int64_t layer) {
+  const double h = static_cast<double>(shape.hidden_size);
+  double e = attention_elements(shape, layer);
   const double mlp_factor = gated_mlp(shape) ? 3.0 : 2.0;
   if (shape.has_dense_mlp(layer)) e += mlp_factor * static_cast<double>(shape.intermediate_size);
   if (shape.has_experts(layer)) {
@@ -165,16 +172,18 @@ std::string layer_input_key(const ModelShape& shape, const Module& m) {
 // and the base output ((4 + a) d_out).
 double peft_layer_working_set_bytes(const ModelShape& shape, const ModuleTable& modules,
                                     const std::vector<std::string>& lora_targets, double lora_dropout,
-                                    int64_t activation_bytes, AdapterPath path) {
+                                    int64_t activation_bytes, AdapterPath path, LayerPart part) {
   const double a = static_cast<double>(activation_bytes);
   const double h = static_cast<double>(shape.hidden_size);
   const bool dropout = lora_dropout > 0;
+  const bool attention = part == LayerPart::attention;
   std::vector<double> adapters(static_cast<size_t>(shape.num_layers()), 0.0);
   std::vector<double> last(static_cast<size_t>(shape.num_layers()), 0.0);  // modules come in forward order
   std::vector<std::string> shared_inputs;                                   // (layer, input) x already counted
   for (const Module& m : modules) {
     if (m.kind != ModuleKind::linear || m.layer < 0 || m.layer >= shape.num_layers()) continue;
     if (std::find(lora_targets.begin(), lora_targets.end(), m.short_name) == lora_targets.end()) continue;
+    if (attention && m.component != Component::attention_proj && m.component != Component::latent_proj) continue;
     const double in = static_cast<double>(m.in_features), out = static_cast<double>(m.out_features);
     const auto l = static_cast<size_t>(m.layer);
     if (path == AdapterPath::bf16) {
@@ -194,9 +203,13 @@ double peft_layer_working_set_bytes(const ModelShape& shape, const ModuleTable& 
   }
   double largest = 0;
   for (int64_t layer = 0; layer < shape.num_layers(); ++layer) {
+    const auto l = static_cast<size_t>(layer);
+    if (attention) {  // the input norm's fp32 input; o_proj's backward, the last adapter's, has run
+      largest = std::max(largest, a * attention_elements(shape, layer) + 4.0 * h + adapters[l] + 2.0 * a * h);
+      continue;
+    }
     const double norms = norm_elements(shape, layer);
     const double base = a * (layer_elements(shape, layer) - norms + gated_products(shape, layer)) + 4.0 * norms;
-    const auto l = static_cast<size_t>(layer);
     largest = std::max(largest, base + adapters[l] + last[l] + 2.0 * a * h);
   }
   return largest;
@@ -293,28 +306,44 @@ double peft_saved_bytes_per_token(const ModelShape& shape, const ModuleTable& mo
   return total;
 }
 
-double ArchitectureMemoryRates::step_bytes_per_token() const {
-  return saved_bytes_per_token + std::max(logits_bytes_per_token, working_set_bytes_per_token);
+double ArchitectureMemoryRates::layer_working_bytes(double tokens, double scores) const {
+  const double layer = tokens * working_set_bytes_per_token;
+  if (eager_peak_bytes <= 0) return layer;
+  return std::max(layer, tokens * eager_attention_bytes_per_token + scores * eager_peak_bytes);
+}
+
+double ArchitectureMemoryRates::step_bytes(double tokens, double scores) const {
+  return tokens * saved_bytes_per_token + scores * eager_saved_bytes +
+         std::max(tokens * logits_bytes_per_token, layer_working_bytes(tokens, scores));
 }
 
 namespace {
 
-// Eager attention's score tensors, R x heads x W x (W + 1) in the activations' dtype (transformers'
-// eager_attention_forward as GPT-OSS runs it: the sink column joins the row before the softmax). Its recompute holds
-// at most three at once: in the forward the scores and the next op's output (the masked sum, the concatenation with
-// the sinks, the shifted logits, the softmax, the contiguous copy of its first W columns) beside the softmax's saved
-// output; in the backward the softmax's output and the matmul's saved probabilities with the gradient arriving, then
-// the gradient in and out of the softmax beside one of them. Without recompute each layer keeps its two saved ones.
+// Eager attention's score tensors, R x heads x W x (W + 1) (docs/families.md, "Eager attention"), bytes per element.
+// GPT-OSS's eager_attention_forward (the sink column joins the row before the softmax) runs its softmax in the
+// activations' dtype; its recompute holds at most three copies at once: in the forward the scores and the next op's
+// output beside the softmax's saved output; in the backward the softmax's output and the matmul's saved
+// probabilities with the gradient arriving. Without recompute each layer keeps its two saved ones. Unmeasured.
 constexpr double kEagerPeakScoreCopies = 3;
 constexpr double kEagerSavedScoreCopies = 2;
+// transformers' eager_attention_forward of every other family: softmax(scores, dtype=torch.float32).to(bf16). Its
+// backward holds three fp32 tensors (the softmax's saved output, the gradient in and out: 12 bytes); Llama-3-8B's
+// recomputed layer on an H100 measured 16 (measurements/records/h100-eager-attention: 15.6 by a least-squares fit
+// over 17 score-bound micro-batches, every one within 1.5 % at 16 beside the attention half's bytes a token).
+constexpr double kEagerFp32SoftmaxPeakBytes = 16;
+// Without recompute each layer keeps the softmax's fp32 output and the bf16 probabilities PV's matmul saved.
+constexpr double kEagerFp32SoftmaxSavedBytes = 4;  // plus the activations' bytes
 
 void set_eager_scores(const ModelShape& shape, const TrainingSetup& setup, ArchitectureMemoryRates& r) {
   const double a = static_cast<double>(setup.activation_bytes);
+  const bool fp32_softmax = !shape.family.attention_sinks;
+  const double peak = fp32_softmax ? kEagerFp32SoftmaxPeakBytes : kEagerPeakScoreCopies * a;
+  const double saved = fp32_softmax ? kEagerFp32SoftmaxSavedBytes + a : kEagerSavedScoreCopies * a;
   for (const AttentionSpec& l : shape.layers) {
     if (!l.eager && !setup.eager_attention) continue;
     const double heads = static_cast<double>(l.num_heads);
-    if (setup.recompute) r.eager_peak_bytes = std::max(r.eager_peak_bytes, kEagerPeakScoreCopies * a * heads);
-    else r.eager_saved_bytes += kEagerSavedScoreCopies * a * heads;
+    if (setup.recompute) r.eager_peak_bytes = std::max(r.eager_peak_bytes, peak * heads);
+    else r.eager_saved_bytes += saved * heads;
   }
 }
 
@@ -341,6 +370,7 @@ ArchitectureMemoryRates architecture_rates(const ModelShape& shape, const Traini
 ArchitectureMemoryRates architecture_rates(const ModelShape& shape, const ModuleTable& modules,
                                            const TrainingSetup& setup, const ArchitectureMemoryConstants& c) {
   ArchitectureMemoryRates r;
+  const auto targets = setup.lora_targets.empty() ? default_lora_targets(modules) : setup.lora_targets;
   r.weight_bytes = base_weight_bytes(shape, modules, setup.base_quant);
   r.full = setup.full || setup.lora_rank == 0;
   if (r.full) {
@@ -348,7 +378,6 @@ ArchitectureMemoryRates architecture_rates(const ModelShape& shape, const Module
     r.gradient_bytes = r.weight_bytes;
     r.optimizer_state_bytes = 2.0 * r.weight_bytes;
   } else {
-    const auto targets = setup.lora_targets.empty() ? default_lora_targets(modules) : setup.lora_targets;
     // The parameter, its gradient and AdamW's two moments in the adapters' dtype: 4 bytes each (peft's fp32), 2 (bf16).
     const double params = static_cast<double>(plan_lora(modules, targets, setup.lora_rank).params);
     const double bytes = adapter_param_bytes(setup.lora_dtype);
@@ -364,18 +393,20 @@ ArchitectureMemoryRates architecture_rates(const ModelShape& shape, const Module
   const double softcap_bytes = setup.softcap_in_model_dtype ? act : c.softcap_logit_bytes;
   const double softcap = shape.final_logit_softcap > 0 ? softcap_bytes : 0.0;
   r.logits_bytes_per_token = vocab * (setup.ce_chunked ? c.chunked_logit_bytes : c.logit_bytes + softcap);
+  const auto peft_layer = [&](LayerPart part) {  // a full fine-tune: no adapters in the layer
+    return r.full ? peft_layer_working_set_bytes(shape, modules, {}, 0.0, setup.activation_bytes, AdapterPath::fp32, part)
+                  : peft_layer_working_set_bytes(shape, modules, targets, setup.lora_dropout, setup.activation_bytes,
+                                                 adapter_path(setup), part);
+  };
   r.working_set_bytes_per_token =
-      !setup.peft_layers ? layer_working_set_bytes(shape, setup.activation_bytes)
-      : r.full           ? peft_layer_working_set_bytes(shape, modules, {}, 0.0, setup.activation_bytes)
-                         : peft_layer_working_set_bytes(shape, modules,
-                                                        setup.lora_targets.empty() ? default_lora_targets(modules)
-                                                                                   : setup.lora_targets,
-                                                        setup.lora_dropout, setup.activation_bytes, adapter_path(setup));
+      setup.peft_layers ? peft_layer(LayerPart::whole) : layer_working_set_bytes(shape, setup.activation_bytes);
   r.mask_bytes = c.mask_bytes;
   set_eager_scores(shape, setup, r);
+  if (r.eager_peak_bytes > 0)  // the harness runs no eager attention: its whole layer stands in
+    r.eager_attention_bytes_per_token =
+        setup.peft_layers ? peft_layer(LayerPart::attention) : r.working_set_bytes_per_token;
   if (!setup.recompute && setup.peft_layers) {  // what autograd saved in every layer, instead of checkpoint inputs
-    r.saved_bytes_per_token = peft_saved_bytes_per_token(
-        shape, modules, setup, setup.lora_targets.empty() ? default_lora_targets(modules) : setup.lora_targets, r.full);
+    r.saved_bytes_per_token = peft_saved_bytes_per_token(shape, modules, setup, targets, r.full);
   } else if (!setup.recompute) {  // the harness: every layer's working set stays alive until its backward
     r.saved_bytes_per_token += static_cast<double>(shape.num_layers()) * r.working_set_bytes_per_token;
   }
@@ -419,7 +450,7 @@ MemoryTable architecture_memory(const ModelShape& shape, const TrainingSetup& se
   const double scores = static_cast<double>(rows) * static_cast<double>(width) * static_cast<double>(width + 1);
   const double saved = tokens * r.saved_bytes_per_token + scores * r.eager_saved_bytes;
   const double logits = tokens * r.logits_bytes_per_token;
-  const double working_set = tokens * r.working_set_bytes_per_token + scores * r.eager_peak_bytes;
+  const double working_set = r.layer_working_bytes(tokens, scores);
   const double masks = static_cast<double>(rows) * static_cast<double>(width) * static_cast<double>(width) *
                        explicit_masks(shape, setup, width) * r.mask_bytes;
   MemoryTable t;

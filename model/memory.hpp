@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "model/features.hpp"
+#include "model/memory_rates.hpp"
 #include "model/quantization.hpp"
 
 namespace stepcast::model {
@@ -81,29 +82,6 @@ struct ArchitectureMemoryConstants {
   double mask_bytes = 1.20;            // per element of each explicit R x W x W boolean mask
 };
 
-// The same model reduced to rates, computed once per (shape, setup) so that a micro-batch costs a few
-// multiplications (the planner evaluates millions): bytes for the run, bytes per processed token, bytes per
-// element of each explicit mask.
-struct ArchitectureMemoryRates {
-  double weight_bytes = 0;           // every parameter in the config's dtype
-  double trainable_bytes = 0;        // LoRA fp32 state, or full fine-tuning's gradients and AdamW states
-  double trainable_param_bytes = 0;  // of which: LoRA's fp32 adapters (0 under full fine-tuning)
-  double gradient_bytes = 0;         //           one copy of the trained parameters' gradients
-  double optimizer_state_bytes = 0;  //           AdamW's two moments
-  bool full = false;
-  double saved_bytes_per_token = 0;  // every layer's saved input (without recompute: all it saved)
-  double logits_bytes_per_token = 0;
-  double working_set_bytes_per_token = 0;
-  double mask_bytes = 0;             // per element of each explicit R x W x W mask
-  // Eager attention's materialised scores (docs/families.md, "Eager attention"), bytes per element of R x W x (W + 1):
-  // in the recomputed layer's working set (`eager_peak_bytes`), or without recompute kept by every eager layer until
-  // its backward (`eager_saved_bytes`). 0 for a family on SDPA.
-  double eager_peak_bytes = 0;
-  double eager_saved_bytes = 0;
-  double run_bytes() const { return weight_bytes + trainable_bytes; }
-  // Saved inputs plus the larger of the logits path and one layer's recompute working set.
-  double step_bytes_per_token() const;
-};
 ArchitectureMemoryRates architecture_rates(const ModelShape& shape, const ModuleTable& modules,
                                            const TrainingSetup& setup, const ArchitectureMemoryConstants& constants = {});
 ArchitectureMemoryRates architecture_rates(const ModelShape& shape, const TrainingSetup& setup,
@@ -135,8 +113,13 @@ double layer_working_set_bytes(const ModelShape& shape, int64_t activation_bytes
 // layers of what one layer allocates in its recompute and still holds when its last adapter runs, the peak of a
 // family whose logits path is small (Mistral-7B: 475.5 KiB measured, 474.0 by this rule).
 AdapterPath adapter_path(const TrainingSetup& setup);  // model/adapters.hpp, of lora_autocast and lora_dtype
+// `part` attention: what the same layer holds of its attention half alone (the input norm's fp32 input, q, k, v,
+// the attention output and o_proj's, the attention projections' adapters), as when eager scores peak in the
+// attention's backward.
+enum class LayerPart { whole, attention };
 double peft_layer_working_set_bytes(const ModelShape& shape, const ModuleTable& modules,
                                     const std::vector<std::string>& lora_targets, double lora_dropout,
-                                    int64_t activation_bytes, AdapterPath path = AdapterPath::fp32);
+                                    int64_t activation_bytes, AdapterPath path = AdapterPath::fp32,
+                                    LayerPart part = LayerPart::whole);
 
 }  // namespace stepcast::model

@@ -321,7 +321,36 @@ TEST_CASE("eager scores: GEMM and memory-bound work, and the recomputed layer's 
     if (item.name == "layer_recompute_working_set") {
       found = true;
       CHECK(static_cast<double>(item.bytes) ==
-            Approx(16384.0 * r.working_set_bytes_per_token + 16384.0 * 16385 * 3 * 2 * 64));
+            Approx(16384.0 * r.eager_attention_bytes_per_token + 16384.0 * 16385 * 3 * 2 * 64));
     }
   CHECK(found);
+}
+
+TEST_CASE("eager scores of an fp32 softmax: 16 bytes at the peak beside the attention half of the layer", "[tiers][eager]") {
+  // Llama's eager_attention_forward (softmax in fp32, cast back): docs/families.md, "Eager attention".
+  const auto llama = stepcast::io::load_model("llama-3-8b");
+  sm::TrainingSetup setup;
+  setup.peft_layers = true;
+  setup.eager_attention = true;
+  const auto r = sm::architecture_rates(llama, setup);
+  CHECK(r.eager_peak_bytes == Approx(16.0 * 32));  // 32 heads
+  // The attention half holds less than the whole layer (no MLP: gate, up, their product, down_proj's adapter).
+  CHECK(r.eager_attention_bytes_per_token > 0);
+  CHECK(r.eager_attention_bytes_per_token < 0.5 * r.working_set_bytes_per_token);
+  // Short rows: the whole layer's working set is larger than the attention half with its scores.
+  const double t1 = 256, s1 = 256.0 * 257;
+  CHECK(r.layer_working_bytes(t1, s1) == Approx(t1 * r.working_set_bytes_per_token));
+  // Long rows: the scores and the attention half, not the whole layer plus the scores.
+  const double t2 = 2 * 8192, s2 = 2 * 8192.0 * 8193;
+  CHECK(r.layer_working_bytes(t2, s2) == Approx(t2 * r.eager_attention_bytes_per_token + s2 * 16 * 32));
+  CHECK(r.step_bytes(t2, s2) == Approx(t2 * r.saved_bytes_per_token + r.layer_working_bytes(t2, s2)));
+  // Without checkpointing each of the 32 layers keeps the fp32 softmax output and the bf16 probabilities.
+  setup.recompute = false;
+  CHECK(sm::architecture_rates(llama, setup).eager_saved_bytes == Approx(32.0 * 6 * 32));
+  // SDPA: no scores, the whole layer.
+  sm::TrainingSetup sdpa;
+  sdpa.peft_layers = true;
+  const auto rs = sm::architecture_rates(llama, sdpa);
+  CHECK(rs.eager_peak_bytes == 0);
+  CHECK(rs.layer_working_bytes(t2, s2) == Approx(t2 * rs.working_set_bytes_per_token));
 }
