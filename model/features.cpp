@@ -304,6 +304,7 @@ FeatureMaker::FeatureMaker(const ModelShape& shape, const ModuleTable& modules, 
   }
   mask_passes_ = 1.0 + recompute;
   eager_score_bytes_ = kEagerScoreBytesForward * static_cast<double>(dtype_bytes(shape.dtype)) / 2.0;
+  eager_softcap_bytes_ = kEagerSoftcapBytesForward * static_cast<double>(dtype_bytes(shape.dtype)) / 2.0;
   set_quantized_base(modules, tier, lora_choice);
   set_memory_rates(shape, modules, tier, lora_choice);
 }
@@ -400,9 +401,11 @@ StepFeatures FeatureMaker::step(const MicroBatch& batch) const {
     const double work = per_pair * batch_pairs(t.spec, batch, plan) *
                         unaligned_bias_factor(plan, batch.width, attention_forward_passes_, attention_passes_);
     f.x[attention_term(plan)] += work;
-    if (plan.eager)  // the passes over the materialised scores, heads x W x (W + 1) a row (the sink column included)
+    if (plan.eager) {  // the passes over the materialised scores, heads x W x (W + 1) a row (the sink column included)
+      const double bytes = eager_score_bytes_ + (t.spec.logit_softcap > 0 ? eager_softcap_bytes_ : 0.0);
       f.x[kMemoryBound] += rows * static_cast<double>(t.spec.num_heads * t.count) * static_cast<double>(batch.width) *
-                           static_cast<double>(batch.width + 1) * eager_score_bytes_ * memory_passes_ / kGiga;
+                           static_cast<double>(batch.width + 1) * bytes * memory_passes_ / kGiga;
+    }
     if (plan.explicit_mask && !plain.explicit_mask)
       f.x[kMaskPath] += work - per_pair * rows * tiled_pairs(t.spec, batch.width, plain.work);
     f.x[kMaskBytes] += mask_bytes(plan, t.count, rows, batch.width) * mask_passes_ / kGiga;

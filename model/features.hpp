@@ -538,6 +538,7 @@ class FeatureMaker {
   // W x (W + 1) (docs/families.md, "Eager attention")
   ArchitectureMemoryRates activation_rates_;
   double eager_score_bytes_ = 0;  // memory-bound bytes of one forward over one eager layer's scores, per row x W x (W + 1)
+  double eager_softcap_bytes_ = 0;  // and the cap's, on a layer whose scores are capped
   double mask_bytes_ = 0;                  // architecture_rates: per element of an explicit mask
   // transformers + peft with a recomputed layer as the peak: SDPA saves the k and v that repeat_kv expanded to every
   // query head, on a path that expands them (an explicit mask: padding, a window the width reaches); bytes a token.
@@ -578,6 +579,9 @@ constexpr double kCudnnUnalignedBiasBackward = 1.28;
 // (4), the softmax (4) and the contiguous copy of its first W columns that the PV matmul reads (4). Like every
 // memory-bound byte (x_memory) the forward's count is multiplied by the passes; the matmuls are GEMMs.
 constexpr double kEagerScoreBytesForward = 30;
+// Gemma-2's eager_attention_forward caps the scores before the mask (attn_logit_softcapping, AttentionSpec::
+// logit_softcap): `/ softcap`, `tanh`, `* softcap`, each reading and writing them (4 bytes an element each).
+constexpr double kEagerSoftcapBytesForward = 12;
 // Whether a layer under `plan` at `width` takes that path: cuDNN fed an explicit (non-varlen) mask, an odd width.
 bool pays_unaligned_bias(const LayerPlan& plan, int64_t width);
 // The factor on a layer's attention work under `plan` at `width` (1 but for cuDNN with a bias at an odd width),

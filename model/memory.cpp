@@ -333,6 +333,8 @@ constexpr double kEagerSavedScoreCopies = 2;
 constexpr double kEagerFp32SoftmaxPeakBytes = 16;
 // Without recompute each layer keeps the softmax's fp32 output and the bf16 probabilities PV's matmul saved.
 constexpr double kEagerFp32SoftmaxSavedBytes = 4;  // plus the activations' bytes
+// A capped layer (Gemma-2's attn_logit_softcapping) also keeps tanh's output, in the activations' dtype, until tanh's
+// backward, which runs after the softmax's: one more copy at the peak and among the saved ones. Unmeasured.
 
 void set_eager_scores(const ModelShape& shape, const TrainingSetup& setup, ArchitectureMemoryRates& r) {
   const double a = static_cast<double>(setup.activation_bytes);
@@ -342,8 +344,9 @@ void set_eager_scores(const ModelShape& shape, const TrainingSetup& setup, Archi
   for (const AttentionSpec& l : shape.layers) {
     if (!l.eager && !setup.eager_attention) continue;
     const double heads = static_cast<double>(l.num_heads);
-    if (setup.recompute) r.eager_peak_bytes = std::max(r.eager_peak_bytes, peak * heads);
-    else r.eager_saved_bytes += saved * heads;
+    const double capped = l.logit_softcap > 0 ? a : 0.0;
+    if (setup.recompute) r.eager_peak_bytes = std::max(r.eager_peak_bytes, (peak + capped) * heads);
+    else r.eager_saved_bytes += (saved + capped) * heads;
   }
 }
 

@@ -354,3 +354,29 @@ TEST_CASE("eager scores of an fp32 softmax: 16 bytes at the peak beside the atte
   CHECK(rs.eager_peak_bytes == 0);
   CHECK(rs.layer_working_bytes(t2, s2) == Approx(t2 * rs.working_set_bytes_per_token));
 }
+
+TEST_CASE("eager scores capped by a softcap: tanh's output kept, and the cap's three passes", "[tiers][eager]") {
+  // Gemma-2's eager_attention_forward: / softcap, tanh, * softcap before the mask (docs/families.md).
+  auto gemma = stepcast::io::load_model("gemma-2-9b");
+  REQUIRE(gemma.layers[0].logit_softcap > 0);
+  gemma.dtype = "bfloat16";  // the config says float32; trained in bf16 as every campaign runs it
+  auto uncapped = gemma;
+  for (auto& l : uncapped.layers) l.logit_softcap = 0;
+  sm::TrainingSetup setup;
+  setup.peft_layers = true;
+  setup.eager_attention = true;
+  const double heads = static_cast<double>(gemma.layers[0].num_heads);
+  CHECK(sm::architecture_rates(gemma, setup).eager_peak_bytes == Approx((16.0 + 2) * heads));
+  CHECK(sm::architecture_rates(uncapped, setup).eager_peak_bytes == Approx(16.0 * heads));
+  // The memory-bound work: 12 more bytes a score element a forward, over every layer, times the memory passes.
+  const auto tier = sm::parse_tier("hf-peft/eager-grouped_mm");
+  const auto gpu = sm::gpu_info("NVIDIA H200");
+  const sm::MicroBatch b = rows({2048}, 2048);
+  const double diff = sm::FeatureMaker(gemma, tier, gpu).step(b).x[sm::kMemoryBound] -
+                      sm::FeatureMaker(uncapped, tier, gpu).step(b).x[sm::kMemoryBound];
+  const double elements = heads * static_cast<double>(gemma.num_layers()) * 2048.0 * 2049;
+  // Three passes and no more: the forward, the recompute and the backward (FeatureMaker's memory passes, which
+  // take the recomputed elementwise share off the backward's two).
+  CHECK(diff / (elements * 12 / 1e9) > 2.9);
+  CHECK(diff / (elements * 12 / 1e9) < 4.1);
+}
