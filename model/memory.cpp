@@ -326,10 +326,11 @@ namespace {
 // probabilities with the gradient arriving. Without recompute each layer keeps its two saved ones. Unmeasured.
 constexpr double kEagerPeakScoreCopies = 3;
 constexpr double kEagerSavedScoreCopies = 2;
-// transformers' eager_attention_forward of every other family: softmax(scores, dtype=torch.float32).to(bf16). Its
-// backward holds three fp32 tensors (the softmax's saved output, the gradient in and out: 12 bytes); Llama-3-8B's
-// recomputed layer on an H100 measured 16 (measurements/records/h100-eager-attention: 15.6 by a least-squares fit
-// over 17 score-bound micro-batches, every one within 1.5 % at 16 beside the attention half's bytes a token).
+// transformers' eager_attention_forward of every other family: softmax(scores, dtype=torch.float32).to(bf16). At
+// the recomputed layer's peak, four fp32 tensors: the softmax's saved output and three the autograd engine allocates
+// in the softmax's backward (the op count has two: the gradient in and out). Measured on Llama-3-8B, H100: 15.6 by a
+// least-squares fit over 17 score-bound micro-batches (measurements/records/h100-eager-attention), and the
+// allocator's history at 2 x 4096 (measurements/records/h100-eager-fp32-softmax: 4.00 + 12.13 GiB).
 constexpr double kEagerFp32SoftmaxPeakBytes = 16;
 // Without recompute each layer keeps the softmax's fp32 output and the bf16 probabilities PV's matmul saved.
 constexpr double kEagerFp32SoftmaxSavedBytes = 4;  // plus the activations' bytes
