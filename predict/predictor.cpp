@@ -313,13 +313,14 @@ std::string default_predictor_gpu(const std::string& gpu) {
 
 namespace {
 
-// What the choice prices from the stack's code with no measurement of it yet: said beside the answer, since its
-// interval holds only the calibrated paths' errors.
+// What the choice prices from the stack's code with no or few measurements of it: said beside the answer, since
+// its interval holds only the calibrated paths' errors.
 std::vector<std::string> unmeasured_notes(const model::LoraChoice& lora) {
   std::vector<std::string> notes;
   if (!lora.full && lora.adapter_dtype == model::AdapterDtype::bfloat16)
-    notes.push_back("bf16 adapters are priced from peft's code and not measured yet (docs/method.md, \"bf16 adapters\"; "
-                    "registered: measurements/campaigns/h100-bf16-adapters.yaml); the interval holds the fp32 path's errors");
+    notes.push_back("bf16 adapters are priced from peft's code and checked on one H100 only (docs/method.md, \"bf16 "
+                    "adapters\": the bf16 / fp32 step ratio within 1 % where the step is device-bound); the interval "
+                    "holds the fp32 path's errors");
   if (lora.base_quant != model::BaseQuant::none)
     notes.push_back("a 4-bit base is priced from bitsandbytes' and peft's code and not measured here (docs/method.md, "
                     "\"QLoRA\"); the interval holds the bf16 path's errors");

@@ -172,8 +172,8 @@ TEST_CASE("bf16 adapters from the flag or the scenario: a shorter step than fp32
   CHECK(bf16["predicted_step_s"].get<double>() < autocast["predicted_step_s"].get<double>());
   CHECK(autocast["predicted_step_s"].get<double>() < fp32["predicted_step_s"].get<double>());
   CHECK(bf16["predicted_peak_gib"].get<double>() < fp32["predicted_peak_gib"].get<double>());
-  // Priced from peft's code, not measured yet: the answer says so (the fp32 path's answer has no such note).
-  CHECK_THAT(bf16["notes"].dump(), Contains("bf16 adapters are priced from peft's code and not measured yet"));
+  // Priced from peft's code, checked on one H100 only: the answer says so (the fp32 path's answer has no such note).
+  CHECK_THAT(bf16["notes"].dump(), Contains("bf16 adapters are priced from peft's code and checked on one H100 only"));
   CHECK_FALSE(fp32.contains("notes"));
   CHECK(json_of(ask + " --adapter-dtype bfloat16 --autocast")["predicted_step_s"].get<double>() ==
         Approx(bf16["predicted_step_s"].get<double>()));
