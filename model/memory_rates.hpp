@@ -1,12 +1,11 @@
 #pragma once
-// The memory model reduced to rates (model/memory.hpp architecture_rates computes them): its own header so that
-// model/features.hpp, which model/memory.hpp includes, can keep one.
+// In its own header so that model/features.hpp, which model/memory.hpp includes, can keep one.
 
 namespace stepcast::model {
 
-// The memory model reduced to rates, computed once per (shape, setup) so that a micro-batch costs a few
-// multiplications (the planner evaluates millions): bytes for the run, bytes per processed token, bytes per
-// element of each explicit mask.
+// The memory model reduced to rates (model/memory.hpp architecture_rates), computed once per (shape, setup) so that
+// a micro-batch costs a few multiplications (the planner evaluates millions): bytes for the run, bytes per processed
+// token, bytes per element of each explicit mask.
 struct ArchitectureMemoryRates {
   double weight_bytes = 0;           // every parameter in the config's dtype
   double trainable_bytes = 0;        // LoRA fp32 state, or full fine-tuning's gradients and AdamW states
